@@ -1,0 +1,89 @@
+package dispatch
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps all state of all pools. Every method is one atomic operation:
+// it validates everything it needs before its first change and applies all or
+// nothing. Stores translate their driver errors into the errors of this
+// package: ErrUnavailable (or *IndeterminateError for a dispatch that may have
+// been applied) when the backend cannot be reached.
+type Store interface {
+	// PutPool creates the pool or updates the fields spec sets, and reports
+	// whether it was created. Changing the strategy resets its state.
+	PutPool(ctx context.Context, name string, spec PoolSpec, now time.Time) (Pool, bool, error)
+	// GetPool returns the pool, or ErrPoolNotFound.
+	GetPool(ctx context.Context, name string) (Pool, error)
+	// ListPools returns pools sorted by name after p.Cursor, and the cursor of
+	// the next page ("" on the last page).
+	ListPools(ctx context.Context, p Page) ([]Pool, string, error)
+	// DeletePool removes the pool and all its state, or ErrPoolNotFound.
+	DeletePool(ctx context.Context, name string) error
+
+	// PutScale registers the Scale or updates the fields spec sets, and
+	// reports whether it was registered. ErrPoolNotFound.
+	PutScale(ctx context.Context, pool, compID string, spec ScaleSpec, now time.Time) (Scale, bool, error)
+	// GetScale returns the Scale: ErrPoolNotFound, ErrScaleNotFound.
+	GetScale(ctx context.Context, pool, compID string) (Scale, error)
+	// ListScales returns Scales sorted by orderCount, then compId, after
+	// p.Cursor (a value the store returned before, else ErrInvalidRequest),
+	// and the next cursor ("" on the last page). ErrPoolNotFound.
+	ListScales(ctx context.Context, pool string, p Page) ([]Scale, string, error)
+	// DeleteScale removes the Scale. With outstanding orders it fails with
+	// ErrScaleBusy unless force is set, which cancels them at now.
+	// ErrPoolNotFound, ErrScaleNotFound.
+	DeleteScale(ctx context.Context, pool, compID string, force bool, now time.Time) error
+
+	// Dispatch assigns a batch with the pool's strategy and records it (see
+	// DispatchRequest). It returns the batch and whether it is a replay of an
+	// earlier request with the same Idempotency-Key. A request whose BatchID
+	// is already recorded returns that batch unchanged, so a retried call
+	// counts once. ErrPoolNotFound, ErrOrderExists, ErrNoEligibleScale,
+	// ErrIdempotencyMismatch, ErrTooExpensive.
+	Dispatch(ctx context.Context, req DispatchRequest) (Batch, bool, error)
+	// GetBatch returns a recorded batch: ErrPoolNotFound, ErrBatchNotFound.
+	GetBatch(ctx context.Context, pool, batchID string) (Batch, error)
+	// GetOrder returns an order: ErrPoolNotFound, ErrOrderNotFound.
+	GetOrder(ctx context.Context, pool, orderID string) (Order, error)
+	// Complete completes the orders at now, all or none, and returns them in
+	// request order with the number that were not completed before.
+	// Completing a completed order changes nothing. ErrPoolNotFound,
+	// ErrOrderNotFound, ErrOrderState (a cancelled order).
+	Complete(ctx context.Context, pool string, cs []Completion, now time.Time) ([]Order, int, error)
+	// Cancel cancels an order at now; cancelling a cancelled order changes
+	// nothing. ErrPoolNotFound, ErrOrderNotFound, ErrOrderState (a completed
+	// order).
+	Cancel(ctx context.Context, pool, orderID string, now time.Time) (Order, error)
+	// Table returns the waterfill table over the pool's eligible Scales.
+	// ErrPoolNotFound.
+	Table(ctx context.Context, pool string) (Table, error)
+
+	// Ping reports whether the store is reachable.
+	Ping(ctx context.Context) error
+}
+
+// DispatchRequest is one batch, validated and completed by the Service.
+type DispatchRequest struct {
+	Pool    string
+	BatchID string
+	// Orders all have ids, unique within the batch.
+	Orders []OrderInput
+	Now    time.Time
+	// Rand holds two uniform integers in [0, 2^53) per order, for the
+	// strategies that draw at random.
+	Rand []uint64
+	// IdempotencyKey, when set, makes the store replay the batch recorded
+	// under it if Fingerprint matches, and fail with ErrIdempotencyMismatch
+	// if it does not. The record lives IdempotencyTTL.
+	IdempotencyKey string
+	Fingerprint    string
+	IdempotencyTTL time.Duration
+	// DryRun validates and computes the assignments without changing
+	// anything; the returned batch has no ID.
+	DryRun bool
+	// MaxCost caps eligible Scales × orders for the strategies that cost
+	// O(N) per order (ErrTooExpensive beyond it).
+	MaxCost int64
+}

@@ -1,0 +1,95 @@
+package dispatch
+
+import (
+	"regexp"
+	"time"
+	"unicode/utf8"
+)
+
+// IDPattern is what every id must match: pool names, compIds, order ids,
+// batch ids and idempotency keys.
+var IDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+// Limits of the numbers a client may send.
+const (
+	MaxWeight     = 1_000_000
+	MaxOrderCount = 1<<31 - 1
+	MaxKeyBytes   = 256
+	MaxSlowStart  = 24 * time.Hour
+	DefaultLimit  = 1000
+	MaxLimit      = 10000
+)
+
+// ValidID reports whether id matches IDPattern.
+func ValidID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	return IDPattern.MatchString(id)
+}
+
+func checkID(kind, id string) error {
+	if !ValidID(id) {
+		return errorf(ErrInvalidID, "%s %q must match %s", kind, id, IDPattern)
+	}
+	return nil
+}
+
+func checkKey(key string) error {
+	if len(key) < 1 || len(key) > MaxKeyBytes || !utf8.ValidString(key) {
+		return errorf(ErrInvalidKey, "key must be 1 to %d bytes of UTF-8", MaxKeyBytes)
+	}
+	return nil
+}
+
+func checkRange(name string, v, lo, hi int64) error {
+	if v < lo || v > hi {
+		return errorf(ErrOutOfRange, "%s %d is outside [%d, %d]", name, v, lo, hi)
+	}
+	return nil
+}
+
+func checkPoolSpec(spec PoolSpec) error {
+	if spec.Strategy != nil && !spec.Strategy.Valid() {
+		return errorf(ErrUnknownStrategy, "%q; known: %v", *spec.Strategy, Strategies)
+	}
+	if spec.SlowStart != nil {
+		if d := *spec.SlowStart; d < 0 || d > MaxSlowStart {
+			return errorf(ErrOutOfRange, "slowStart %s is outside [0s, %s]", d, MaxSlowStart)
+		}
+	}
+	return nil
+}
+
+func checkScaleSpec(spec ScaleSpec) error {
+	if spec.Weight != nil {
+		if err := checkRange("weight", *spec.Weight, 1, MaxWeight); err != nil {
+			return err
+		}
+	}
+	if spec.State != nil && !spec.State.Valid() {
+		return errorf(ErrInvalidState, "%q is not one of active, draining, down", *spec.State)
+	}
+	if spec.MaxOrders != nil {
+		if err := checkRange("maxOrders", *spec.MaxOrders, 0, MaxOrderCount); err != nil {
+			return err
+		}
+	}
+	if spec.OrderCount != nil {
+		if err := checkRange("orderCount", *spec.OrderCount, 0, MaxOrderCount); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// normalizePage applies the default limit and checks the bounds.
+func normalizePage(p Page) (Page, error) {
+	if p.Limit == 0 {
+		p.Limit = DefaultLimit
+	}
+	if err := checkRange("limit", int64(p.Limit), 1, MaxLimit); err != nil {
+		return p, err
+	}
+	return p, nil
+}
