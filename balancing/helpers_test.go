@@ -1,6 +1,7 @@
 package balancing_test
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/dispatcher/dispatcher/balancing"
@@ -14,9 +15,9 @@ func parseLoads(s string) []balancing.Load {
 		if !ok {
 			panic("parseLoads: no '=' in " + f)
 		}
-		var n int64
-		for _, c := range count {
-			n = n*10 + int64(c-'0')
+		n, err := strconv.ParseInt(count, 10, 64)
+		if err != nil {
+			panic("parseLoads: " + err.Error())
 		}
 		loads = append(loads, balancing.Load{ID: id, Count: n})
 	}

@@ -51,17 +51,35 @@ func (d *seedDispatcher) next() (rank int, compID string, ok bool) {
 	return 0, "", false
 }
 
-// seedRanks returns the ranks the seed picks for m orders over loads sorted
-// by (Count, ID), stopping early only where the seed would return null.
-func seedRanks(sorted []balancing.Load, m int) []int {
-	d := newSeedDispatcher(sorted)
-	var ranks []int
-	for range m {
+// seedWaterfill drives the seed with Waterfill's signature: it builds the
+// seed's table from sorted and calls pick with the rank of each of up to m
+// orders, stopping where pick returns false or the seed returns null.
+func seedWaterfill(sorted balancing.Ranked, m int, pick func(rank int) bool) int {
+	loads := make([]balancing.Load, sorted.Len())
+	for i := range loads {
+		loads[i] = sorted.At(i)
+	}
+	d := newSeedDispatcher(loads)
+	for done := 0; done < m; {
 		rank, _, ok := d.next()
 		if !ok {
-			break
+			return done
 		}
-		ranks = append(ranks, rank)
+		done++
+		if !pick(rank) {
+			return done
+		}
 	}
+	return m
+}
+
+// seedRanks returns the ranks the seed picks for m orders over loads sorted
+// by (Count, ID).
+func seedRanks(sorted balancing.Sorted, m int) []int {
+	var ranks []int
+	seedWaterfill(sorted, m, func(rank int) bool {
+		ranks = append(ranks, rank)
+		return true
+	})
 	return ranks
 }
