@@ -1,0 +1,26 @@
+# The two commands of the README: `make run` and `make test`.
+GO ?= go
+
+.PHONY: run test vet bench build
+
+## run: start the service on the embedded store at :8080 (DISPATCHER_* variables apply)
+run:
+	$(GO) run ./cmd/dispatcher
+
+## test: the whole suite: formatting, vet, and every test with the race detector
+test: vet
+	$(GO) test -race -count=1 -timeout 30m ./...
+	@# The 2^31-pick exhaustion test skips itself under -race (10x slower): run it without.
+	$(GO) test -count=1 -run 'TestWaterfillExhaustsLikeTheSeed' ./balancing/
+
+vet:
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+## bench: the benchmarks (figures are ratios within one run; see docs/)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## build: a static binary in bin/
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/dispatcher ./cmd/dispatcher

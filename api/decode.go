@@ -1,0 +1,214 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// readBody reads the request body, at most s.maxBody bytes. A body that is
+// present must be declared application/json. errBodyTooLarge,
+// errUnsupportedMedia, errMalformedJSON (a body cut short).
+func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > s.maxBody {
+		return nil, s.tooLarge()
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, s.tooLarge()
+		}
+		return nil, fmt.Errorf("%w: reading the body: %v", errMalformedJSON, err)
+	}
+	if len(b) > 0 {
+		ct := r.Header.Get("Content-Type")
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return nil, fmt.Errorf("%w: Content-Type %q, want application/json", errUnsupportedMedia, ct)
+		}
+	}
+	return b, nil
+}
+
+func (s *server) tooLarge() error {
+	return fmt.Errorf("%w: the limit is %d bytes", errBodyTooLarge, s.maxBody)
+}
+
+// object is a JSON object being taken apart into a request. Members are
+// taken by name and type; a member of the wrong type (null included) or one
+// that nobody takes is an error. Objects nested in one share its first
+// error, which close returns.
+type object struct {
+	path    string
+	members map[string]json.RawMessage
+	err     *error
+}
+
+// parseObject parses a request body that must hold exactly one JSON object;
+// an empty body is the empty object. errMalformedJSON, errTrailingData,
+// errWrongType.
+func parseObject(body []byte) (*object, error) {
+	var first error
+	if len(bytes.TrimSpace(body)) == 0 {
+		return &object{members: map[string]json.RawMessage{}, err: &first}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+			return nil, fmt.Errorf("%w: %v (at byte %d)", errMalformedJSON, se, se.Offset)
+		}
+		return nil, fmt.Errorf("%w: %v", errMalformedJSON, err)
+	}
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: data after the JSON value at byte %d", errTrailingData, end)
+	}
+	root := &object{err: &first}
+	o := root.object("body", raw)
+	if o == nil {
+		return nil, first
+	}
+	return o, nil
+}
+
+// object returns raw as a nested object named path, or nil when it is not
+// an object.
+func (o *object) object(path string, raw json.RawMessage) *object {
+	if kind(raw) != "object" {
+		o.fail(wrongType(path, raw, "object"))
+		return nil
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		o.fail(fmt.Errorf("%w: %s: %v", errMalformedJSON, path, err))
+		return nil
+	}
+	return &object{path: path, members: members, err: o.err}
+}
+
+func (o *object) fail(err error) {
+	if *o.err == nil {
+		*o.err = err
+	}
+}
+
+// at names a member of o in errors.
+func (o *object) at(name string) string {
+	if o.path == "body" {
+		return name
+	}
+	return o.path + "." + name
+}
+
+// take removes the member name and returns it, or false when it is absent.
+func (o *object) take(name string) (json.RawMessage, bool) {
+	raw, ok := o.members[name]
+	delete(o.members, name)
+	return raw, ok
+}
+
+// int64 takes an integer member; nil when absent or wrong. An integer
+// beyond 64 bits is dispatch.ErrOutOfRange, as every bound is smaller.
+func (o *object) int64(name string) *int64 {
+	raw, ok := o.take(name)
+	if !ok {
+		return nil
+	}
+	if kind(raw) != "number" {
+		o.fail(wrongType(o.at(name), raw, "integer"))
+		return nil
+	}
+	v, err := strconv.ParseInt(string(raw), 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		o.fail(fmt.Errorf("%w: %s %s does not fit in 64 bits", dispatch.ErrOutOfRange, o.at(name), raw))
+		return nil
+	}
+	if err != nil {
+		o.fail(wrongType(o.at(name), raw, "integer"))
+		return nil
+	}
+	return &v
+}
+
+// string takes a string member; nil when absent or wrong.
+func (o *object) string(name string) *string {
+	raw, ok := o.take(name)
+	if !ok {
+		return nil
+	}
+	var v string
+	if kind(raw) != "string" || json.Unmarshal(raw, &v) != nil {
+		o.fail(wrongType(o.at(name), raw, "string"))
+		return nil
+	}
+	return &v
+}
+
+// objects takes a member that is an array of objects; nil when absent or
+// wrong.
+func (o *object) objects(name string) []*object {
+	raw, ok := o.take(name)
+	if !ok {
+		return nil
+	}
+	var elems []json.RawMessage
+	if kind(raw) != "array" || json.Unmarshal(raw, &elems) != nil {
+		o.fail(wrongType(o.at(name), raw, "array"))
+		return nil
+	}
+	out := make([]*object, len(elems))
+	for i, e := range elems {
+		if out[i] = o.object(fmt.Sprintf("%s[%d]", o.at(name), i), e); out[i] == nil {
+			return nil
+		}
+	}
+	return out
+}
+
+// close reports the first error of o and its nested objects, or else a
+// member of o that was not taken. Call it after taking every member, and
+// on nested objects before their parent.
+func (o *object) close() error {
+	if *o.err == nil && len(o.members) > 0 {
+		names := make([]string, 0, len(o.members))
+		for name := range o.members {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		o.fail(fmt.Errorf("%w: %q", errUnknownField, o.at(names[0])))
+	}
+	return *o.err
+}
+
+// kind is the JSON type of a valid JSON value.
+func kind(raw json.RawMessage) string {
+	switch raw[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+func wrongType(path string, raw json.RawMessage, want string) error {
+	got := kind(raw)
+	if got == "number" {
+		got = "number " + string(raw)
+	}
+	return fmt.Errorf("%w: %s: got %s, want %s", errWrongType, path, got, want)
+}

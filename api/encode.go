@@ -1,0 +1,159 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// timeFormat is RFC 3339 in UTC with milliseconds, the one format of every
+// time the API returns.
+const timeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+// writeJSON answers v as application/json with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	writeBody(w, status, "application/json", v)
+}
+
+// writeBody answers v encoded as JSON with the media type ct. Every value
+// passed here marshals, so an error is a programming mistake.
+func writeBody(w http.ResponseWriter, status int, ct string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("api: encoding a response: " + err.Error())
+	}
+	w.Header().Set("Content-Type", ct)
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+type poolJSON struct {
+	Name             string `json:"name"`
+	Strategy         string `json:"strategy"`
+	SlowStartSeconds int64  `json:"slowStartSeconds"`
+	ScaleCount       int    `json:"scaleCount"`
+	CreatedAt        string `json:"createdAt"`
+}
+
+func toPool(p dispatch.Pool) poolJSON {
+	return poolJSON{
+		Name:             p.Name,
+		Strategy:         string(p.Strategy),
+		SlowStartSeconds: int64(p.SlowStart / time.Second),
+		ScaleCount:       p.ScaleCount,
+		CreatedAt:        formatTime(p.CreatedAt),
+	}
+}
+
+type poolListJSON struct {
+	Pools      []poolJSON `json:"pools"`
+	NextCursor string     `json:"nextCursor,omitempty"`
+}
+
+type scaleJSON struct {
+	CompID      string `json:"compId"`
+	Weight      int64  `json:"weight"`
+	State       string `json:"state"`
+	MaxOrders   int64  `json:"maxOrders"`
+	OrderCount  int64  `json:"orderCount"`
+	Outstanding int64  `json:"outstanding"`
+	BaseLoad    int64  `json:"baseLoad"`
+}
+
+func toScale(s dispatch.Scale) scaleJSON {
+	return scaleJSON{
+		CompID:      s.CompID,
+		Weight:      s.Weight,
+		State:       string(s.State),
+		MaxOrders:   s.MaxOrders,
+		OrderCount:  s.OrderCount(),
+		Outstanding: s.Outstanding,
+		BaseLoad:    s.BaseLoad,
+	}
+}
+
+type scaleListJSON struct {
+	Scales     []scaleJSON `json:"scales"`
+	NextCursor string      `json:"nextCursor,omitempty"`
+}
+
+type assignmentJSON struct {
+	OrderID string `json:"orderId"`
+	CompID  string `json:"compId"`
+}
+
+// batchJSON is a batch; BatchID is empty, and left out, for a dry run.
+type batchJSON struct {
+	BatchID     string           `json:"batchId,omitempty"`
+	Pool        string           `json:"pool"`
+	Strategy    string           `json:"strategy"`
+	CreatedAt   string           `json:"createdAt"`
+	Assignments []assignmentJSON `json:"assignments"`
+}
+
+func toBatch(b dispatch.Batch) batchJSON {
+	as := make([]assignmentJSON, len(b.Assignments))
+	for i, a := range b.Assignments {
+		as[i] = assignmentJSON{OrderID: a.OrderID, CompID: a.CompID}
+	}
+	return batchJSON{
+		BatchID:     b.ID,
+		Pool:        b.Pool,
+		Strategy:    string(b.Strategy),
+		CreatedAt:   formatTime(b.CreatedAt),
+		Assignments: as,
+	}
+}
+
+type orderJSON struct {
+	OrderID     string `json:"orderId"`
+	CompID      string `json:"compId"`
+	BatchID     string `json:"batchId"`
+	Key         string `json:"key,omitempty"`
+	State       string `json:"state"`
+	AssignedAt  string `json:"assignedAt"`
+	CompletedAt string `json:"completedAt,omitempty"`
+}
+
+func toOrder(o dispatch.Order) orderJSON {
+	j := orderJSON{
+		OrderID:    o.ID,
+		CompID:     o.CompID,
+		BatchID:    o.BatchID,
+		Key:        o.Key,
+		State:      string(o.State),
+		AssignedAt: formatTime(o.AssignedAt),
+	}
+	if !o.CompletedAt.IsZero() {
+		j.CompletedAt = formatTime(o.CompletedAt)
+	}
+	return j
+}
+
+type completedJSON struct {
+	Completed int `json:"completed"`
+}
+
+type tableJSON struct {
+	CompIDs        []string `json:"compIdArr"`
+	DispatchCounts []int64  `json:"dispatchCountArr"`
+}
+
+func toTable(t dispatch.Table) tableJSON {
+	j := tableJSON{CompIDs: t.CompIDs, DispatchCounts: t.DispatchCounts}
+	if j.CompIDs == nil {
+		j.CompIDs = []string{}
+	}
+	if j.DispatchCounts == nil {
+		j.DispatchCounts = []int64{}
+	}
+	return j
+}
+
+type statusJSON struct {
+	Status string `json:"status"`
+}

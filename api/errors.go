@@ -1,0 +1,92 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// Errors that the api detects itself, before the Service sees the request.
+// They are mapped to problems in problemTypes like the errors of dispatch.
+var (
+	errMalformedJSON    = errors.New("malformed JSON")
+	errTrailingData     = errors.New("trailing data")
+	errUnknownField     = errors.New("unknown field")
+	errWrongType        = errors.New("wrong type")
+	errInvalidParameter = errors.New("invalid query parameter")
+	errBodyTooLarge     = errors.New("request body too large")
+	errUnsupportedMedia = errors.New("unsupported media type")
+	errNotFound         = errors.New("not found")
+	errMethodNotAllowed = errors.New("method not allowed")
+)
+
+// problemType is one kind of problem: the error it answers, its status and
+// the slug that ends its type URI.
+type problemType struct {
+	err    error
+	status int
+	slug   string
+	title  string
+}
+
+// problemTypes maps every error that has a status of its own, in the one
+// place that decides it. Anything else is internalProblem. openapi.yaml
+// lists the same slugs.
+var problemTypes = []problemType{
+	{errMalformedJSON, http.StatusBadRequest, "malformed-json", "Malformed JSON"},
+	{errTrailingData, http.StatusBadRequest, "trailing-data", "Trailing data after the JSON value"},
+	{errUnknownField, http.StatusBadRequest, "unknown-field", "Unknown field"},
+	{errWrongType, http.StatusBadRequest, "wrong-type", "Wrong type"},
+	{errInvalidParameter, http.StatusBadRequest, "invalid-parameter", "Invalid query parameter"},
+	{dispatch.ErrInvalidID, http.StatusBadRequest, "invalid-id", "Invalid id"},
+	{dispatch.ErrInvalidRequest, http.StatusBadRequest, "invalid-request", "Invalid request"},
+
+	{errNotFound, http.StatusNotFound, "not-found", "Not found"},
+	{dispatch.ErrPoolNotFound, http.StatusNotFound, "pool-not-found", "Pool not found"},
+	{dispatch.ErrScaleNotFound, http.StatusNotFound, "scale-not-found", "Scale not found"},
+	{dispatch.ErrOrderNotFound, http.StatusNotFound, "order-not-found", "Order not found"},
+	{dispatch.ErrBatchNotFound, http.StatusNotFound, "batch-not-found", "Batch not found"},
+
+	{errMethodNotAllowed, http.StatusMethodNotAllowed, "method-not-allowed", "Method not allowed"},
+
+	{dispatch.ErrOrderExists, http.StatusConflict, "order-exists", "Order already exists"},
+	{dispatch.ErrNoEligibleScale, http.StatusConflict, "no-eligible-scale", "No eligible Scale"},
+	{dispatch.ErrScaleBusy, http.StatusConflict, "scale-busy", "Scale has outstanding orders"},
+	{dispatch.ErrOrderState, http.StatusConflict, "order-state", "Order state does not allow this"},
+
+	{errBodyTooLarge, http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large"},
+	{errUnsupportedMedia, http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported media type"},
+
+	{dispatch.ErrEmptyBatch, http.StatusUnprocessableEntity, "empty-batch", "Empty batch"},
+	{dispatch.ErrBatchTooLarge, http.StatusUnprocessableEntity, "batch-too-large", "Batch too large"},
+	{dispatch.ErrDuplicateOrder, http.StatusUnprocessableEntity, "duplicate-order", "Order id repeated in batch"},
+	{dispatch.ErrUnknownStrategy, http.StatusUnprocessableEntity, "unknown-strategy", "Unknown strategy"},
+	{dispatch.ErrOutOfRange, http.StatusUnprocessableEntity, "out-of-range", "Value out of range"},
+	{dispatch.ErrInvalidKey, http.StatusUnprocessableEntity, "invalid-key", "Invalid order key"},
+	{dispatch.ErrInvalidState, http.StatusUnprocessableEntity, "invalid-state", "Invalid Scale state"},
+	{dispatch.ErrIdempotencyMismatch, http.StatusUnprocessableEntity, "idempotency-mismatch", "Idempotency-Key reused with another request"},
+	{dispatch.ErrTooExpensive, http.StatusUnprocessableEntity, "too-expensive", "Batch too expensive for the strategy"},
+
+	{dispatch.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "Store unavailable"},
+}
+
+// outcomeUnknownProblem answers a *dispatch.IndeterminateError: the batch
+// may have been applied, and the problem names it.
+var outcomeUnknownProblem = problemType{nil, http.StatusServiceUnavailable, "outcome-unknown", "Outcome unknown"}
+
+// internalProblem answers every error that problemTypes does not list.
+var internalProblem = problemType{nil, http.StatusInternalServerError, "internal", "Internal server error"}
+
+// classify returns the problem type of err.
+func classify(err error) problemType {
+	if _, ok := errors.AsType[*dispatch.IndeterminateError](err); ok {
+		return outcomeUnknownProblem
+	}
+	for _, pt := range problemTypes {
+		if errors.Is(err, pt.err) {
+			return pt
+		}
+	}
+	return internalProblem
+}

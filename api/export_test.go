@@ -1,0 +1,14 @@
+package api
+
+// ProblemSlugs maps the slug of every problem type the API answers to its
+// status, for the test that checks openapi.yaml lists the same.
+func ProblemSlugs() map[string]int {
+	m := map[string]int{
+		internalProblem.slug:       internalProblem.status,
+		outcomeUnknownProblem.slug: outcomeUnknownProblem.status,
+	}
+	for _, pt := range problemTypes {
+		m[pt.slug] = pt.status
+	}
+	return m
+}

@@ -1,0 +1,89 @@
+package api
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// echoRequestID returns the request id that middleware.RequestID chose (or
+// took from the request) in the X-Request-Id response header.
+func echoRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(middleware.RequestIDHeader, middleware.GetReqID(r.Context()))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// logRequests logs one line per request: method, route pattern, status,
+// duration and request id; 5xx at level error.
+func (s *server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		next.ServeHTTP(ww, r)
+		status := ww.Status()
+		if status == 0 {
+			status = http.StatusOK
+		}
+		level := slog.LevelInfo
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		s.log.LogAttrs(r.Context(), level, "request",
+			slog.String("method", r.Method),
+			slog.String("route", chi.RouteContext(r.Context()).RoutePattern()),
+			slog.Int("status", status),
+			slog.Duration("duration", time.Since(start)),
+			slog.String("request_id", middleware.GetReqID(r.Context())))
+	})
+}
+
+// recoverPanics answers a panic as a 500 problem and logs it with its stack.
+// http.ErrAbortHandler keeps its meaning: it aborts the response.
+func (s *server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.writeError(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// notFound answers a route that does not exist.
+func (s *server) notFound(_ http.ResponseWriter, r *http.Request) error {
+	return fmt.Errorf("%w: no route for %s %s", errNotFound, r.Method, r.URL.Path)
+}
+
+// routeMethods are the methods the API routes.
+var routeMethods = []string{http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete}
+
+// methodNotAllowed answers a route that exists for other methods, and lists
+// them in Allow.
+func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) error {
+	path := r.URL.RawPath
+	if path == "" {
+		path = r.URL.Path
+	}
+	var allowed []string
+	for _, m := range routeMethods {
+		if s.mux.Match(chi.NewRouteContext(), m, path) {
+			allowed = append(allowed, m)
+		}
+	}
+	w.Header().Set("Allow", strings.Join(allowed, ", "))
+	return fmt.Errorf("%w: %s %s; allowed: %s", errMethodNotAllowed, r.Method, r.URL.Path, strings.Join(allowed, ", "))
+}

@@ -1,0 +1,112 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// maxSlowStartSeconds is dispatch.MaxSlowStart in the unit of the API.
+const maxSlowStartSeconds = int64(dispatch.MaxSlowStart / time.Second)
+
+func poolPath(name string) string { return "/v1/pools/" + name }
+
+// putPool creates (201 with Location) or updates (200) a pool.
+func (s *server) putPool(w http.ResponseWriter, r *http.Request) error {
+	name := pathID(r, "pool")
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	spec, err := parsePoolSpec(body)
+	if err != nil {
+		return err
+	}
+	pool, created, err := s.svc.PutPool(r.Context(), name, spec)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		w.Header().Set("Location", poolPath(pool.Name))
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, toPool(pool))
+	return nil
+}
+
+// parsePoolSpec reads {"strategy", "slowStartSeconds"}, each optional.
+func parsePoolSpec(body []byte) (dispatch.PoolSpec, error) {
+	var spec dispatch.PoolSpec
+	o, err := parseObject(body)
+	if err != nil {
+		return spec, err
+	}
+	strategy := o.string("strategy")
+	slowStart := o.int64("slowStartSeconds")
+	if err := o.close(); err != nil {
+		return spec, err
+	}
+	if strategy != nil {
+		st := dispatch.Strategy(*strategy)
+		spec.Strategy = &st
+	}
+	if slowStart != nil {
+		// Checked here: the conversion to a Duration could overflow.
+		if *slowStart < 0 || *slowStart > maxSlowStartSeconds {
+			return spec, fmt.Errorf("%w: slowStartSeconds %d is outside [0, %d]", dispatch.ErrOutOfRange, *slowStart, maxSlowStartSeconds)
+		}
+		d := time.Duration(*slowStart) * time.Second
+		spec.SlowStart = &d
+	}
+	return spec, nil
+}
+
+// getPool answers one pool.
+func (s *server) getPool(w http.ResponseWriter, r *http.Request) error {
+	pool, err := s.svc.GetPool(r.Context(), pathID(r, "pool"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toPool(pool))
+	return nil
+}
+
+// listPools answers one page of pools.
+func (s *server) listPools(w http.ResponseWriter, r *http.Request) error {
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	pools, next, err := s.svc.ListPools(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	out := poolListJSON{Pools: make([]poolJSON, len(pools)), NextCursor: next}
+	for i, pool := range pools {
+		out.Pools[i] = toPool(pool)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// deletePool removes a pool and all its state (204).
+func (s *server) deletePool(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svc.DeletePool(r.Context(), pathID(r, "pool")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// table answers the waterfill table the next batch would start from.
+func (s *server) table(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.svc.Table(r.Context(), pathID(r, "pool"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toTable(t))
+	return nil
+}

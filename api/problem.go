@@ -1,0 +1,66 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// problemTypePrefix begins the type URI of every problem; the slug of
+// problemTypes ends it.
+const problemTypePrefix = "urn:dispatcher:problem:"
+
+// problem is an RFC 9457 problem detail, with the batchId of a dispatch whose
+// outcome is unknown.
+type problem struct {
+	Type    string `json:"type"`
+	Title   string `json:"title"`
+	Status  int    `json:"status"`
+	Detail  string `json:"detail"`
+	BatchID string `json:"batchId,omitempty"`
+}
+
+// Details shown instead of the error for the statuses whose error may carry
+// internals (addresses, driver messages); the error itself is logged.
+const (
+	detailInternal       = "internal server error; the request id identifies it in the server log"
+	detailUnavailable    = "the store is unavailable; retry later"
+	detailOutcomeUnknown = "the store did not answer: the batch may have been applied; get it by its batchId, or retry with the same Idempotency-Key"
+)
+
+// writeError answers err as a problem. Errors of 5xx statuses are logged
+// with their detail and shown to the caller in plain words.
+func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	pt := classify(err)
+	p := problem{Type: problemTypePrefix + pt.slug, Title: pt.title, Status: pt.status, Detail: err.Error()}
+	switch pt {
+	case internalProblem:
+		p.Detail = detailInternal
+		s.logError(r, slog.LevelError, err)
+	case outcomeUnknownProblem:
+		ind, _ := errors.AsType[*dispatch.IndeterminateError](err)
+		p.Detail, p.BatchID = detailOutcomeUnknown, ind.BatchID
+		s.logError(r, slog.LevelWarn, err)
+	default:
+		if pt.status == http.StatusServiceUnavailable {
+			p.Detail = detailUnavailable
+			s.logError(r, slog.LevelWarn, err)
+		}
+	}
+	if pt.status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeBody(w, pt.status, "application/problem+json", p)
+}
+
+func (s *server) logError(r *http.Request, level slog.Level, err error) {
+	s.log.LogAttrs(r.Context(), level, "request failed",
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.String("request_id", middleware.GetReqID(r.Context())),
+		slog.String("error", err.Error()))
+}

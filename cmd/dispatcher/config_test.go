@@ -1,0 +1,80 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestParseConfigDefaults(t *testing.T) {
+	c, err := parseConfig(nil, envOf(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c != defaultConfig() {
+		t.Errorf("got %+v, want %+v", c, defaultConfig())
+	}
+}
+
+func TestParseConfigEnvThenFlags(t *testing.T) {
+	env := envOf(map[string]string{
+		"DISPATCHER_ADDR":            "127.0.0.1:9000",
+		"DISPATCHER_MAX_BATCH":       "500",
+		"DISPATCHER_MAX_BODY":        "1MiB",
+		"DISPATCHER_ORDER_RETENTION": "2h",
+	})
+	c, err := parseConfig([]string{"-addr", "127.0.0.1:9001", "-max-body", "2048"}, env, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:9001" {
+		t.Errorf("addr: got %q, want the flag's 127.0.0.1:9001", c.Addr)
+	}
+	if c.MaxBatch != 500 {
+		t.Errorf("max batch: got %d, want 500 from the environment", c.MaxBatch)
+	}
+	if c.MaxBody != 2048 {
+		t.Errorf("max body: got %d, want 2048 from the flag", c.MaxBody)
+	}
+	if c.Retention != 2*time.Hour {
+		t.Errorf("retention: got %s, want 2h", c.Retention)
+	}
+}
+
+func TestParseConfigRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"batch not a number", map[string]string{"DISPATCHER_MAX_BATCH": "many"}, nil, "not an integer"},
+		{"batch zero", nil, []string{"-max-batch", "0"}, "max batch 0"},
+		{"body unit", map[string]string{"DISPATCHER_MAX_BODY": "4 parsecs"}, nil, "not a size"},
+		{"body tiny", nil, []string{"-max-body", "10"}, "at least 1KiB"},
+		{"mode", map[string]string{"DISPATCHER_REDIS_MODE": "galaxy"}, nil, "redis mode"},
+		{"retention", map[string]string{"DISPATCHER_ORDER_RETENTION": "-1h"}, nil, "positive duration"},
+		{"stray argument", nil, []string{"serve"}, "unexpected arguments"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseConfig(tc.args, envOf(tc.env), io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestByteSize(t *testing.T) {
+	for in, want := range map[string]int64{"4MiB": 4 << 20, "512KiB": 512 << 10, "1MB": 1e6, "1048576": 1 << 20, "2 GiB": 2 << 30} {
+		var b byteSize
+		if err := b.Set(in); err != nil || int64(b) != want {
+			t.Errorf("Set(%q): got %d, %v; want %d", in, int64(b), err, want)
+		}
+	}
+}

@@ -1,0 +1,89 @@
+// Command dispatcher runs the order-dispatch service: an HTTP API that
+// assigns batches of orders to Scales, on Redis or on an embedded store.
+//
+// Configuration comes from DISPATCHER_* environment variables, each with a
+// matching flag (run with -h to list them).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/dispatcher/dispatcher"
+	"github.com/dispatcher/dispatcher/api"
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "dispatcher:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+var errUsage = errors.New("usage")
+
+// run starts the service and blocks until ctx is done, then drains in-flight
+// requests and closes the store.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stdout, nil))
+
+	store, closeStore, err := openStore(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+
+	svc := dispatch.NewService(store, dispatch.Config{MaxBatch: cfg.MaxBatch})
+	handler := api.New(svc, api.Options{MaxBody: cfg.MaxBody, Logger: log, Spec: dispatcher.OpenAPI})
+
+	// Open the listener first so that a bad or busy address fails start-up.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "maxBatch", cfg.MaxBatch, "maxBody", cfg.MaxBody,
+		"orderRetention", cfg.Retention.String())
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}

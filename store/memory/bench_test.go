@@ -1,0 +1,60 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+	"github.com/dispatcher/dispatcher/store/memory"
+)
+
+// BenchmarkDispatch dispatches batches of 10 orders and completes them
+// again, in pools of 10 to 100,000 Scales whose loads are spread or level:
+// the cost per order should barely grow with the pool.
+func BenchmarkDispatch(b *testing.B) {
+	for _, scales := range []int{10, 1000, 100_000} {
+		for _, level := range []bool{false, true} {
+			b.Run(fmt.Sprintf("scales=%d/level=%v", scales, level), func(b *testing.B) {
+				benchmarkDispatch(b, scales, level)
+			})
+		}
+	}
+}
+
+func benchmarkDispatch(b *testing.B, scales int, level bool) {
+	const batch = 10
+	ctx := context.Background()
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := memory.New(memory.Options{})
+	if _, _, err := s.PutPool(ctx, "p", dispatch.PoolSpec{}, now); err != nil {
+		b.Fatal(err)
+	}
+	for i := range scales {
+		count := int64(0)
+		if !level {
+			count = int64(i * 3)
+		}
+		if _, _, err := s.PutScale(ctx, "p", fmt.Sprintf("s%06d", i), dispatch.ScaleSpec{OrderCount: &count}, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+	orders := make([]dispatch.OrderInput, batch)
+	done := make([]dispatch.Completion, batch)
+	b.ResetTimer()
+	for n := 0; b.Loop(); n++ {
+		for i := range orders {
+			orders[i].ID = fmt.Sprintf("o%d-%d", n, i)
+			done[i].OrderID = orders[i].ID
+		}
+		req := dispatch.DispatchRequest{Pool: "p", BatchID: fmt.Sprint("b", n), Orders: orders, Now: now}
+		if _, _, err := s.Dispatch(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := s.Complete(ctx, "p", done, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/order")
+}

@@ -1,0 +1,228 @@
+package memory
+
+import (
+	"context"
+	"slices"
+
+	"github.com/dispatcher/dispatcher/balancing"
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// Dispatch assigns a batch with the pool's strategy and records it. In this
+// order: a recorded req.BatchID returns that batch (a retried call counts
+// once); a recorded, unexpired req.IdempotencyKey returns its batch as a
+// replay if req.Fingerprint matches and fails with ErrIdempotencyMismatch if
+// not; an order id the pool holds fails with ErrOrderExists; a batch the
+// eligible Scales have no room for fails with ErrNoEligibleScale. A dry run
+// skips the two lookups, changes nothing and returns the batch without an
+// ID. ErrPoolNotFound, ErrEmptyBatch, ErrDuplicateOrder, ErrInvalidRequest
+// (no BatchID), ErrUnknownStrategy.
+func (s *Store) Dispatch(_ context.Context, req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
+	var out dispatch.Batch
+	var replayed bool
+	err := s.write(req.Pool, func(p *pool) error {
+		var err error
+		out, replayed, err = p.dispatch(req)
+		return err
+	})
+	return out, replayed, err
+}
+
+func (p *pool) dispatch(req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
+	now := req.Now
+	if !req.DryRun {
+		if req.BatchID == "" {
+			return dispatch.Batch{}, false, errorf(dispatch.ErrInvalidRequest, "a batch needs an id")
+		}
+		if rec, ok := p.batches[req.BatchID]; ok && !now.After(rec.expires) {
+			return cloneBatch(rec.batch), false, nil
+		}
+		if rec, ok := p.idem[req.IdempotencyKey]; ok && req.IdempotencyKey != "" && !now.After(rec.expires) {
+			if rec.fingerprint != req.Fingerprint {
+				return dispatch.Batch{}, false, errorf(dispatch.ErrIdempotencyMismatch, "Idempotency-Key %q was used with another request", req.IdempotencyKey)
+			}
+			return cloneBatch(rec.batch.batch), true, nil
+		}
+	}
+	if err := p.checkOrders(req); err != nil {
+		return dispatch.Batch{}, false, err
+	}
+	var pl plan
+	switch p.strategy {
+	case dispatch.Waterfill:
+		pl = p.waterfill(len(req.Orders))
+	default:
+		return dispatch.Batch{}, false, errorf(dispatch.ErrUnknownStrategy, "pool %q has strategy %q", p.name, p.strategy)
+	}
+	b := dispatch.Batch{
+		Pool:        p.name,
+		Strategy:    p.strategy,
+		CreatedAt:   now,
+		Assignments: make([]dispatch.Assignment, len(req.Orders)),
+	}
+	for i, o := range req.Orders {
+		b.Assignments[i] = dispatch.Assignment{OrderID: o.ID, CompID: pl.compIDs[i]}
+	}
+	if req.DryRun {
+		p.undo(pl)
+		return b, false, nil
+	}
+	b.ID = req.BatchID
+	p.commit(pl, req)
+	rec := &batchRecord{batch: b, expires: now.Add(max(p.retention, req.IdempotencyTTL))}
+	p.batches[b.ID] = rec
+	p.expireAt(rec.expires, rec)
+	if req.IdempotencyKey != "" {
+		ir := &idemRecord{key: req.IdempotencyKey, fingerprint: req.Fingerprint, batch: rec, expires: now.Add(req.IdempotencyTTL)}
+		p.idem[ir.key] = ir
+		p.expireAt(ir.expires, ir)
+	}
+	p.sweep(now)
+	return cloneBatch(b), false, nil
+}
+
+// checkOrders validates the orders of a batch against the pool: ids unique
+// and not held, and room for all of them.
+func (p *pool) checkOrders(req dispatch.DispatchRequest) error {
+	if len(req.Orders) == 0 {
+		return errorf(dispatch.ErrEmptyBatch, "a batch needs at least one order")
+	}
+	seen := make(map[string]struct{}, len(req.Orders))
+	for _, o := range req.Orders {
+		if _, dup := seen[o.ID]; dup {
+			return errorf(dispatch.ErrDuplicateOrder, "order %q appears more than once", o.ID)
+		}
+		seen[o.ID] = struct{}{}
+		if held, ok := p.orders[o.ID]; ok && held.live(req.Now) {
+			return errorf(dispatch.ErrOrderExists, "order %q is already in pool %q", o.ID, p.name)
+		}
+	}
+	if p.eligible.Len() == 0 {
+		return errorf(dispatch.ErrNoEligibleScale, "pool %q has no active Scale below its maxOrders", p.name)
+	}
+	if n := int64(len(req.Orders)); p.unlimited == 0 && p.room < n {
+		return errorf(dispatch.ErrNoEligibleScale, "the eligible Scales of pool %q have room for %d orders, the batch has %d", p.name, p.room, n)
+	}
+	return nil
+}
+
+// plan is a batch's assignment before it is applied: the eligible ranking
+// already shows it, the Scales do not yet.
+type plan struct {
+	compIDs []string         // per order, in request order
+	scales  []*scale         // the Scales picked, in the order first picked
+	added   map[*scale]int64 // orders per Scale picked
+}
+
+// waterfill assigns n orders with balancing.Waterfill over the eligible
+// ranking. A Scale that reaches its maxOrders stops the run: the picks so far
+// are applied to the ranking, which the full Scale leaves, and a new run
+// takes the remaining orders. The caller has checked that there is room.
+func (p *pool) waterfill(n int) plan {
+	pl := plan{compIDs: make([]string, 0, n), added: make(map[*scale]int64)}
+	for len(pl.compIDs) < n {
+		round := make(map[*scale]int64)
+		var picked []*scale
+		got := balancing.Waterfill(&p.eligible, n-len(pl.compIDs), func(rank int) bool {
+			sc := p.scales[p.eligible.At(rank).ID]
+			if round[sc] == 0 {
+				picked = append(picked, sc)
+			}
+			if pl.added[sc] == 0 {
+				pl.scales = append(pl.scales, sc)
+			}
+			round[sc]++
+			pl.added[sc]++
+			pl.compIDs = append(pl.compIDs, sc.CompID)
+			return sc.MaxOrders == 0 || sc.OrderCount()+pl.added[sc] < sc.MaxOrders
+		})
+		if got == 0 {
+			panic("memory: waterfill found no room that the pool counted")
+		}
+		cs := make([]slotChange, len(picked))
+		for i, sc := range picked {
+			to := pl.slot(sc)
+			from := to
+			from.load.Count -= round[sc]
+			from.in = true
+			cs[i] = slotChange{from: from, to: to}
+		}
+		p.moveEligible(cs)
+	}
+	return pl
+}
+
+// slot is where sc stands among the eligible Scales with the plan applied.
+func (pl plan) slot(sc *scale) slot {
+	c := sc.OrderCount() + pl.added[sc]
+	return slot{
+		load: balancing.Load{ID: sc.CompID, Count: c},
+		in:   sc.MaxOrders == 0 || c < sc.MaxOrders,
+		max:  sc.MaxOrders,
+	}
+}
+
+// undo returns the eligible ranking to where it was before the plan.
+func (p *pool) undo(pl plan) {
+	cs := make([]slotChange, len(pl.scales))
+	for i, sc := range pl.scales {
+		cs[i] = slotChange{from: pl.slot(sc), to: sc.slot()}
+	}
+	p.moveEligible(cs)
+}
+
+// commit applies the plan to the Scales and the ranking of all Scales, and
+// records the orders.
+func (p *pool) commit(pl plan, req dispatch.DispatchRequest) {
+	all := make([]change, len(pl.scales))
+	for i, sc := range pl.scales {
+		all[i] = change{from: sc.load(), to: pl.slot(sc).load, wasIn: true, isIn: true}
+	}
+	p.all.apply(all)
+	for i, in := range req.Orders {
+		sc := p.scales[pl.compIDs[i]]
+		o := &order{Order: dispatch.Order{
+			ID:         in.ID,
+			CompID:     sc.CompID,
+			BatchID:    req.BatchID,
+			Key:        in.Key,
+			State:      dispatch.Assigned,
+			AssignedAt: req.Now,
+		}}
+		p.orders[o.ID] = o
+		sc.assigned[o.ID] = o
+		sc.Outstanding++
+	}
+}
+
+// GetBatch returns a recorded batch: ErrPoolNotFound, ErrBatchNotFound. A
+// batch whose time has passed may still be returned until a mutating call
+// sweeps it.
+func (s *Store) GetBatch(_ context.Context, poolName, batchID string) (dispatch.Batch, error) {
+	var out dispatch.Batch
+	err := s.read(poolName, func(p *pool) error {
+		rec, ok := p.batches[batchID]
+		if !ok {
+			return errorf(dispatch.ErrBatchNotFound, "batch %q in pool %q", batchID, poolName)
+		}
+		out = cloneBatch(rec.batch)
+		return nil
+	})
+	return out, err
+}
+
+// Table returns the waterfill table over the pool's eligible Scales:
+// ErrPoolNotFound.
+func (s *Store) Table(_ context.Context, poolName string) (dispatch.Table, error) {
+	var out dispatch.Table
+	err := s.read(poolName, func(p *pool) error {
+		out.CompIDs, out.DispatchCounts = balancing.Table(&p.eligible)
+		return nil
+	})
+	return out, err
+}
+
+func cloneBatch(b dispatch.Batch) dispatch.Batch {
+	b.Assignments = slices.Clone(b.Assignments)
+	return b
+}

@@ -1,0 +1,97 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// touch makes a mutating call at now, which lets the store remove what has
+// expired.
+func touch(t testing.TB, s dispatch.Store, pool string, now time.Time) {
+	t.Helper()
+	putScale(t, s, pool, "A", dispatch.ScaleSpec{}, now)
+}
+
+// testRetention runs with a retention of 1h: completed and cancelled orders
+// stay until 1h after they finished, the batch until 1h after it was made
+// (its idempotency TTL is shorter), assigned orders stay.
+func testRetention(t *testing.T, s dispatch.Store) {
+	newPool(t, s, "p1", "A=0")
+	req := request("p1", "b1", t0, "o1", "o2", "o3", "o4")
+	req.IdempotencyKey, req.Fingerprint, req.IdempotencyTTL = "k1", "fp1", 30*time.Minute
+	mustDispatch(t, s, req)
+	if _, _, err := complete(s, "p1", at(time.Minute), "o1"); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	if _, err := s.Cancel(ctx, "p1", "o2", at(2*time.Minute)); err != nil {
+		t.Fatalf("Cancel: %v", err)
+	}
+
+	touch(t, s, "p1", at(time.Hour))
+	if _, err := s.GetBatch(ctx, "p1", "b1"); err != nil {
+		t.Errorf("GetBatch at its expiry: got %v, want the batch", err)
+	}
+	touch(t, s, "p1", at(61*time.Minute))
+	_, err := s.GetBatch(ctx, "p1", "b1")
+	wantErr(t, "GetBatch after its expiry", err, dispatch.ErrBatchNotFound)
+	wantOrder(t, s, "p1", "o1", dispatch.Completed, at(time.Minute))
+
+	touch(t, s, "p1", at(61*time.Minute+time.Second))
+	wantGone(t, s, "p1", "o1")
+	wantOrder(t, s, "p1", "o2", dispatch.Cancelled, at(2*time.Minute))
+
+	touch(t, s, "p1", at(62*time.Minute+time.Second))
+	wantGone(t, s, "p1", "o1", "o2")
+	wantOrder(t, s, "p1", "o3", dispatch.Assigned, time.Time{})
+
+	// The ids are free again, and so are the batch id and the key.
+	req.Now = at(63 * time.Minute)
+	req.Orders = req.Orders[:2]
+	b := mustDispatch(t, s, req)
+	wantString(t, "batch reusing the ids", formatBatch(b),
+		`batch "b1" pool=p1 strategy=waterfill created=2025-03-01T13:03:00Z [o1:A o2:A]`)
+	wantString(t, "loads", loads(t, s, "p1"), "A=4")
+}
+
+func testDefaultRetention(t *testing.T, s dispatch.Store) {
+	newPool(t, s, "p1", "A=0")
+	mustDispatch(t, s, request("p1", "b1", t0, "o1", "o2"))
+	if _, _, err := complete(s, "p1", t0, "o1"); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	touch(t, s, "p1", at(24*time.Hour))
+	wantOrder(t, s, "p1", "o1", dispatch.Completed, t0)
+	touch(t, s, "p1", at(24*time.Hour+time.Second))
+	wantGone(t, s, "p1", "o1")
+	wantOrder(t, s, "p1", "o2", dispatch.Assigned, time.Time{})
+}
+
+// testRetentionBacklog finishes more orders than one call may remove: their
+// ids are free as soon as they expire, whether or not they are removed yet,
+// and a few mutating calls remove them all.
+func testRetentionBacklog(t *testing.T, s dispatch.Store) {
+	newPool(t, s, "p1", "A=0 B=0")
+	const n = 300
+	done := ids("o", n)
+	mustDispatch(t, s, request("p1", "b1", t0, append(done, "keep")...))
+	if _, _, err := complete(s, "p1", at(time.Minute), done[:n/2]...); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	for _, id := range done[n/2:] {
+		if _, err := s.Cancel(ctx, "p1", id, at(time.Minute)); err != nil {
+			t.Fatalf("Cancel: %v", err)
+		}
+	}
+	later := at(2 * time.Hour)
+	mustDispatch(t, s, request("p1", "b2", later, done[n-5:]...))
+	for i := range 20 {
+		touch(t, s, "p1", later.Add(time.Duration(i)*time.Second))
+	}
+	wantGone(t, s, "p1", done[:n-5]...)
+	for _, id := range done[n-5:] {
+		wantOrder(t, s, "p1", id, dispatch.Assigned, time.Time{})
+	}
+	wantOrder(t, s, "p1", "keep", dispatch.Assigned, time.Time{})
+}
