@@ -9,4 +9,18 @@
 // would wrap, and costs O(k log N + M) for M orders that cross k levels of N
 // Scales instead of the seed's O(N) per order. [Table] shows the seed's
 // compIdArr and dispatchCountArr for operators.
+//
+// The other strategies of DESIGN §3 are Pickers, which pick one order at a
+// time over the eligible Scales given as Candidates in compId order, each
+// pick seeing the loads of the batch's earlier picks: [Random],
+// [WeightedRandom], [RoundRobin], [WeightedRoundRobin],
+// [SmoothWeightedRoundRobin] (nginx's), [WeightedResponseTime] (Ribbon's,
+// fed by [EWMA]), [LeastConnections], [PowerOfTwo] and [WeightedWaterfill].
+// Their state lies in exported fields that a store persists between batches,
+// and their randomness comes as two integers below 2^53 per order. Consistent
+// hashing is a [Ring] looked up in O(log P) instead of a Picker that reads
+// every Scale, and [SlowStartWeight] ramps up the weight of a new Scale. All
+// of them keep to integer arithmetic below 2^53 (ratios cross-multiplied),
+// fix the order of their floating-point operations, and never iterate a map
+// for order, so that the Redis Lua scripts make the same picks.
 package balancing
