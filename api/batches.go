@@ -47,6 +47,8 @@ func (s *server) dispatch(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Location", batchPath(pool, batch.ID))
 	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
+	} else {
+		s.metrics.ObserveBatch(batch.Pool, string(batch.Strategy), len(batch.Assignments))
 	}
 	writeJSON(w, http.StatusCreated, toBatch(batch))
 	return nil

@@ -52,12 +52,15 @@ type object struct {
 }
 
 // parseObject parses a request body that must hold exactly one JSON object;
-// an empty body is the empty object. errMalformedJSON, errTrailingData,
-// errWrongType.
+// an empty body is the empty object. errTooDeep (checked before decoding),
+// errMalformedJSON, errTrailingData, errWrongType.
 func parseObject(body []byte) (*object, error) {
 	var first error
 	if len(bytes.TrimSpace(body)) == 0 {
 		return &object{members: map[string]json.RawMessage{}, err: &first}, nil
+	}
+	if err := checkDepth(body, maxJSONDepth); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var raw json.RawMessage

@@ -5,5 +5,13 @@
 // (unknown fields, trailing data, nulls and wrong types are rejected), every
 // error is answered as application/problem+json (RFC 9457) with a type
 // urn:dispatcher:problem:<slug>, and each request is logged once with its
-// request id. The package depends on chi and dispatch only.
+// request id.
+//
+// Routes are grouped by role: probes and the contract are open; reading,
+// dispatching, completing and cancelling need a client or admin bearer
+// token; changing pools and Scales, and GET /metrics, an admin token
+// (Options.AdminTokens, Options.ClientTokens; none at all runs open). Each
+// request has a deadline (Options.RequestTimeout) that bounds its store
+// calls, and is counted in the Prometheus metrics of [Metrics]. The package
+// depends on chi, the Prometheus client and dispatch only.
 package api

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -19,6 +20,9 @@ var (
 	errUnsupportedMedia = errors.New("unsupported media type")
 	errNotFound         = errors.New("not found")
 	errMethodNotAllowed = errors.New("method not allowed")
+	errTooDeep          = errors.New("JSON nested too deeply")
+	errUnauthorized     = errors.New("unauthorized")
+	errForbidden        = errors.New("forbidden")
 )
 
 // problemType is one kind of problem: the error it answers, its status and
@@ -41,6 +45,10 @@ var problemTypes = []problemType{
 	{errInvalidParameter, http.StatusBadRequest, "invalid-parameter", "Invalid query parameter"},
 	{dispatch.ErrInvalidID, http.StatusBadRequest, "invalid-id", "Invalid id"},
 	{dispatch.ErrInvalidRequest, http.StatusBadRequest, "invalid-request", "Invalid request"},
+	{errTooDeep, http.StatusBadRequest, "too-deep", "JSON nested too deeply"},
+
+	{errUnauthorized, http.StatusUnauthorized, "unauthorized", "Unauthorized"},
+	{errForbidden, http.StatusForbidden, "forbidden", "Forbidden"},
 
 	{errNotFound, http.StatusNotFound, "not-found", "Not found"},
 	{dispatch.ErrPoolNotFound, http.StatusNotFound, "pool-not-found", "Pool not found"},
@@ -69,6 +77,10 @@ var problemTypes = []problemType{
 	{dispatch.ErrTooExpensive, http.StatusUnprocessableEntity, "too-expensive", "Batch too expensive for the strategy"},
 
 	{dispatch.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "Store unavailable"},
+	// A store call that ran past the request deadline (Options.RequestTimeout)
+	// is a store that did not answer, whether or not the store wrapped the
+	// context's error in dispatch.ErrUnavailable.
+	{context.DeadlineExceeded, http.StatusServiceUnavailable, "unavailable", "Store unavailable"},
 }
 
 // outcomeUnknownProblem answers a *dispatch.IndeterminateError: the batch

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -49,6 +50,7 @@ type envOption func(*envConfig)
 type envConfig struct {
 	store dispatch.Store
 	cfg   dispatch.Config
+	api   api.Options
 }
 
 // withStore serves the given store instead of a fresh memory store.
@@ -57,23 +59,32 @@ func withStore(s dispatch.Store) envOption { return func(c *envConfig) { c.store
 // withConfig replaces the Service configuration.
 func withConfig(cfg dispatch.Config) envOption { return func(c *envConfig) { c.cfg = cfg } }
 
+// withAPI changes the api.Options; the test's limits, logger and spec are
+// set before.
+func withAPI(f func(*api.Options)) envOption { return func(c *envConfig) { f(&c.api) } }
+
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
-	c := envConfig{store: memory.New(memory.Options{}), cfg: dispatch.Config{MaxBatch: testMaxBatch}}
+	logs := &syncBuffer{}
+	c := envConfig{
+		store: memory.New(memory.Options{}),
+		cfg:   dispatch.Config{MaxBatch: testMaxBatch},
+		api: api.Options{
+			MaxBody: testMaxBody,
+			Logger:  slog.New(slog.NewJSONHandler(logs, nil)),
+			Spec:    dispatcher.OpenAPI,
+		},
+	}
 	for _, o := range opts {
 		o(&c)
 	}
-	logs := &syncBuffer{}
-	h := api.New(dispatch.NewService(c.store, c.cfg), api.Options{
-		MaxBody: testMaxBody,
-		Logger:  slog.New(slog.NewJSONHandler(logs, nil)),
-		Spec:    dispatcher.OpenAPI,
-	})
+	h := api.New(dispatch.NewService(c.store, c.cfg), c.api)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
+	secured := len(c.api.AdminTokens)+len(c.api.ClientTokens) > 0
 	return &env{
 		url:    srv.URL,
-		client: &http.Client{Transport: newSpecCheck(t, srv.Client().Transport)},
+		client: &http.Client{Transport: newSpecCheck(t, srv.Client().Transport, secured)},
 		store:  c.store,
 		logs:   logs,
 	}
@@ -100,7 +111,9 @@ func loadSpec(t testing.TB) *openapi3.T {
 //   - the spec rejects the request but the server accepted it.
 //
 // Requests for routes the spec does not have are checked against the
-// NotFound and MethodNotAllowed responses.
+// NotFound and MethodNotAllowed responses. For a server with tokens
+// (secured), the spec's security requirements hold: an operation that needs
+// a token and was answered without an Authorization: Bearer header fails.
 type specCheck struct {
 	base     http.RoundTripper
 	router   routers.Router
@@ -108,7 +121,7 @@ type specCheck struct {
 	opts     *openapi3filter.Options
 }
 
-func newSpecCheck(t testing.TB, base http.RoundTripper) *specCheck {
+func newSpecCheck(t testing.TB, base http.RoundTripper, secured bool) *specCheck {
 	t.Helper()
 	doc := loadSpec(t)
 	router, err := legacy.NewRouter(doc)
@@ -118,11 +131,16 @@ func newSpecCheck(t testing.TB, base http.RoundTripper) *specCheck {
 	fallback := openapi3.NewResponses()
 	fallback.Set("404", doc.Components.Responses["NotFound"])
 	fallback.Set("405", doc.Components.Responses["MethodNotAllowed"])
+	auth := openapi3filter.NoopAuthenticationFunc
+	if secured {
+		auth = requireBearer
+	}
 	return &specCheck{
 		base:     base,
 		router:   router,
 		fallback: &routers.Route{Spec: doc, Operation: &openapi3.Operation{Responses: fallback}},
-		opts:     &openapi3filter.Options{IncludeResponseStatus: true, SkipSettingDefaults: true, MultiError: true},
+		opts: &openapi3filter.Options{IncludeResponseStatus: true, SkipSettingDefaults: true, MultiError: true,
+			AuthenticationFunc: auth},
 	}
 }
 
@@ -181,6 +199,17 @@ func (c *specCheck) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("openapi.yaml has no route for %s: %v", what, routeErr)
 	}
 	return resp, nil
+}
+
+// requireBearer is the spec check's view of the bearer scheme: the request
+// must send a bearer token; whether the server knows it is for the server
+// to say.
+func requireBearer(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	scheme, token, _ := strings.Cut(in.RequestValidationInput.Request.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return errors.New("no bearer token")
+	}
+	return nil
 }
 
 // response is an answer read in full.

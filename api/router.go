@@ -3,24 +3,42 @@ package api
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/dispatcher/dispatcher/dispatch"
 )
 
-// DefaultMaxBody is the largest request body New accepts when
-// Options.MaxBody is zero: 4 MiB.
-const DefaultMaxBody = 4 << 20
+// Defaults of Options.
+const (
+	// DefaultMaxBody is the largest request body New accepts when
+	// Options.MaxBody is zero: 4 MiB.
+	DefaultMaxBody = 4 << 20
+	// DefaultRequestTimeout bounds each request when
+	// Options.RequestTimeout is zero.
+	DefaultRequestTimeout = 10 * time.Second
+)
 
 // Options tunes the handler New returns. Zero fields take the defaults.
 type Options struct {
 	// MaxBody is the largest request body in bytes (default DefaultMaxBody);
 	// a larger one is answered 413.
 	MaxBody int64
+	// RequestTimeout bounds the context of each request, so every store
+	// call it makes (default DefaultRequestTimeout). A store call that runs
+	// past it is answered 503 unavailable.
+	RequestTimeout time.Duration
+	// AdminTokens and ClientTokens are the bearer tokens of the two roles
+	// (DESIGN §6); several per role allow rotation. A token in both is
+	// admin. With none at all, every route is open to anyone.
+	AdminTokens, ClientTokens []string
+	// Metrics receives the API's metrics and is served at GET /metrics
+	// (default: NewMetrics(NewRegistry(), DefaultMaxPoolLabels)). Pass one
+	// to serve the collectors of other packages on the same endpoint.
+	Metrics *Metrics
 	// Logger receives one line per request and the detail of internal
-	// errors (default: discard).
+	// errors (default: discard). Tokens are never logged.
 	Logger *slog.Logger
 	// Spec is the OpenAPI document served at GET /openapi.yaml as
 	// application/yaml; without it that route answers 404.
@@ -31,13 +49,16 @@ type Options struct {
 type server struct {
 	svc     *dispatch.Service
 	maxBody int64
+	timeout time.Duration
+	auth    *authenticator // nil: open
+	metrics *Metrics
 	log     *slog.Logger
 	spec    []byte
 	mux     *chi.Mux
 }
 
 // New returns the HTTP handler of the v1 API over svc. It panics if svc is
-// nil.
+// nil or a token is empty.
 func New(svc *dispatch.Service, opts Options) http.Handler {
 	if svc == nil {
 		panic("api: New with a nil Service")
@@ -45,20 +66,34 @@ func New(svc *dispatch.Service, opts Options) http.Handler {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
 	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics(NewRegistry(), DefaultMaxPoolLabels)
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{svc: svc, maxBody: opts.MaxBody, log: opts.Logger, spec: opts.Spec, mux: chi.NewRouter()}
+	s := &server{
+		svc:     svc,
+		maxBody: opts.MaxBody,
+		timeout: opts.RequestTimeout,
+		auth:    newAuthenticator(opts.AdminTokens, opts.ClientTokens),
+		metrics: opts.Metrics,
+		log:     opts.Logger,
+		spec:    opts.Spec,
+		mux:     chi.NewRouter(),
+	}
 	s.routes()
 	return s.mux
 }
 
-// routes registers every endpoint. Endpoints are grouped by the role that
-// may call them, so that an authentication middleware per role can be added
-// to each group with Use.
+// routes registers every endpoint, grouped by the role that may call it;
+// each group checks its role with require.
 func (s *server) routes() {
 	r := s.mux
-	r.Use(middleware.RequestID, echoRequestID, s.logRequests, s.recoverPanics)
+	r.Use(requestID, echoRequestID, s.observe, s.recoverPanics, deadline(s.timeout))
 	r.NotFound(s.handle(s.notFound))
 	r.MethodNotAllowed(s.handle(s.methodNotAllowed))
 
@@ -71,6 +106,7 @@ func (s *server) routes() {
 
 	// Clients (and admins): dispatch, complete, cancel and read.
 	r.Group(func(r chi.Router) {
+		r.Use(s.require(roleClient))
 		r.Get("/v1/pools", s.handle(s.listPools))
 		r.Get("/v1/pools/{pool}", s.handle(s.getPool))
 		r.Get("/v1/pools/{pool}/scales", s.handle(s.listScales))
@@ -84,12 +120,20 @@ func (s *server) routes() {
 		r.Get("/v1/pools/{pool}/table", s.handle(s.table))
 	})
 
-	// Admins only: create, change and remove pools and Scales.
+	// Admins only: create, change and remove pools and Scales, and read the
+	// metrics. /metrics is not open although scrapers would find that
+	// simplest: its labels name every busy pool (tenants, regions) with its
+	// traffic, which nobody without a token may list through /v1 either.
+	// Prometheus sends a bearer token natively (authorization:
+	// credentials_file); give it an admin token of its own, revocable
+	// without touching the others.
 	r.Group(func(r chi.Router) {
+		r.Use(s.require(roleAdmin))
 		r.Put("/v1/pools/{pool}", s.handle(s.putPool))
 		r.Delete("/v1/pools/{pool}", s.handle(s.deletePool))
 		r.Put("/v1/pools/{pool}/scales/{compId}", s.handle(s.putScale))
 		r.Delete("/v1/pools/{pool}/scales/{compId}", s.handle(s.deleteScale))
+		r.Method(http.MethodGet, "/metrics", s.metrics.handler(s.log))
 	})
 }
 

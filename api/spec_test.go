@@ -135,7 +135,7 @@ func TestSpecCheck(t *testing.T) {
 				}
 				return &http.Response{StatusCode: c.status, Header: h, Body: io.NopCloser(strings.NewReader(c.answer))}, nil
 			})
-			client := &http.Client{Transport: newSpecCheck(t, answer)}
+			client := &http.Client{Transport: newSpecCheck(t, answer, false)}
 			req, _ := http.NewRequest(c.method, "http://dispatcher.test"+c.path, strings.NewReader(c.body))
 			if c.body != "" {
 				req.Header.Set("Content-Type", "application/json")

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,20 +22,44 @@ type config struct {
 	Retention time.Duration
 	// ShutdownTimeout bounds how long in-flight requests may drain.
 	ShutdownTimeout time.Duration
+	// RequestTimeout bounds each request's store calls (api.Options).
+	RequestTimeout time.Duration
+	// The http.Server's timeouts: reading the headers, reading the whole
+	// request, writing the response, and keeping an idle connection.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// AdminTokens and ClientTokens are the bearer tokens of the two roles;
+	// none at all runs the API open. They print as their count only.
+	AdminTokens, ClientTokens tokenList
+	// MetricsMaxPools caps the distinct pool label values of the metrics.
+	MetricsMaxPools int
 }
+
+// maxHeaderBytes limits the request line and headers; the http.Server
+// answers a request over it with 431 itself, before the API sees it.
+const maxHeaderBytes = 64 << 10
 
 func defaultConfig() config {
 	return config{
-		Addr:            ":8080",
-		RedisMode:       "single",
-		MaxBatch:        10000,
-		MaxBody:         4 << 20,
-		Retention:       24 * time.Hour,
-		ShutdownTimeout: 20 * time.Second,
+		Addr:              ":8080",
+		RedisMode:         "single",
+		MaxBatch:          10000,
+		MaxBody:           4 << 20,
+		Retention:         24 * time.Hour,
+		ShutdownTimeout:   20 * time.Second,
+		RequestTimeout:    10 * time.Second,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MetricsMaxPools:   100,
 	}
 }
 
-// parseConfig reads the environment through getenv, then the flags in args.
+// parseConfig reads the environment through getenv, then the flags in args,
+// then the token files they name.
+//
+// Tokens have no flags of their own, only their files do: a command line
+// is visible to every user of the machine.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	c := defaultConfig()
 	fs := flag.NewFlagSet("dispatcher", flag.ContinueOnError)
@@ -80,6 +105,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.Var(&body, "max-body", "request body limit, e.g. 4MiB (env DISPATCHER_MAX_BODY)")
 	dur(&c.Retention, "order-retention", "ORDER_RETENTION", "how long completed and cancelled orders stay queryable")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "how long in-flight requests may drain on SIGTERM")
+	dur(&c.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "deadline of each request's store calls; past it the answer is 503")
+	dur(&c.ReadHeaderTimeout, "read-header-timeout", "READ_HEADER_TIMEOUT", "time to read a request's headers")
+	dur(&c.ReadTimeout, "read-timeout", "READ_TIMEOUT", "time to read a whole request, body included")
+	dur(&c.WriteTimeout, "write-timeout", "WRITE_TIMEOUT", "time from the end of the request headers to the end of the response")
+	dur(&c.IdleTimeout, "idle-timeout", "IDLE_TIMEOUT", "how long an idle keep-alive connection stays open")
+	num(&c.MetricsMaxPools, "metrics-max-pools", "METRICS_MAX_POOLS", "distinct pool labels in the metrics; further pools are reported as _other")
+	var adminFile, clientFile string
+	str(&adminFile, "admin-tokens-file", "ADMIN_TOKENS_FILE", "file of admin bearer tokens, one a line or comma-separated; DISPATCHER_ADMIN_TOKENS gives them inline instead")
+	str(&clientFile, "client-tokens-file", "CLIENT_TOKENS_FILE", "file of client bearer tokens, one a line or comma-separated; DISPATCHER_CLIENT_TOKENS gives them inline instead")
 	if err := errors.Join(errs...); err != nil {
 		return c, err
 	}
@@ -90,6 +124,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	c.MaxBody = int64(body)
+	var err error
+	if c.AdminTokens, err = loadTokens("ADMIN_TOKENS", env("ADMIN_TOKENS"), adminFile); err != nil {
+		return c, err
+	}
+	if c.ClientTokens, err = loadTokens("CLIENT_TOKENS", env("CLIENT_TOKENS"), clientFile); err != nil {
+		return c, err
+	}
 	return c, c.Validate()
 }
 
@@ -113,8 +154,32 @@ func (c config) Validate() error {
 	if c.Retention <= 0 {
 		errs = append(errs, fmt.Errorf("order retention %s: want a positive duration", c.Retention))
 	}
-	if c.ShutdownTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("shutdown timeout %s: want a positive duration", c.ShutdownTimeout))
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"shutdown timeout", c.ShutdownTimeout}, {"request timeout", c.RequestTimeout},
+		{"read header timeout", c.ReadHeaderTimeout}, {"read timeout", c.ReadTimeout},
+		{"write timeout", c.WriteTimeout}, {"idle timeout", c.IdleTimeout},
+	} {
+		if d.d <= 0 {
+			errs = append(errs, fmt.Errorf("%s %s: want a positive duration", d.name, d.d))
+		}
+	}
+	if c.RequestTimeout >= c.WriteTimeout {
+		errs = append(errs, fmt.Errorf("request timeout %s: want it shorter than the write timeout %s, which would cut the connection before the 503 is written", c.RequestTimeout, c.WriteTimeout))
+	}
+	if c.ReadHeaderTimeout > c.ReadTimeout {
+		errs = append(errs, fmt.Errorf("read header timeout %s: want at most the read timeout %s", c.ReadHeaderTimeout, c.ReadTimeout))
+	}
+	if c.MetricsMaxPools < 0 || c.MetricsMaxPools > 10000 {
+		errs = append(errs, fmt.Errorf("metrics max pools %d: want 0 to 10000", c.MetricsMaxPools))
+	}
+	for _, t := range c.AdminTokens {
+		if slices.Contains(c.ClientTokens, t) {
+			errs = append(errs, errors.New("a token is both an admin and a client token: give each role its own"))
+			break
+		}
 	}
 	return errors.Join(errs...)
 }

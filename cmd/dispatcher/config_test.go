@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c != defaultConfig() {
+	if !reflect.DeepEqual(c, defaultConfig()) {
 		t.Errorf("got %+v, want %+v", c, defaultConfig())
 	}
 }
@@ -46,6 +47,28 @@ func TestParseConfigEnvThenFlags(t *testing.T) {
 	}
 }
 
+func TestParseConfigTimeouts(t *testing.T) {
+	env := envOf(map[string]string{
+		"DISPATCHER_REQUEST_TIMEOUT":     "3s",
+		"DISPATCHER_READ_HEADER_TIMEOUT": "2s",
+		"DISPATCHER_READ_TIMEOUT":        "20s",
+		"DISPATCHER_WRITE_TIMEOUT":       "40s",
+		"DISPATCHER_METRICS_MAX_POOLS":   "7",
+	})
+	c, err := parseConfig([]string{"-idle-timeout", "90s", "-request-timeout", "4s"}, env, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []time.Duration{c.RequestTimeout, c.ReadHeaderTimeout, c.ReadTimeout, c.WriteTimeout, c.IdleTimeout}
+	want := []time.Duration{4 * time.Second, 2 * time.Second, 20 * time.Second, 40 * time.Second, 90 * time.Second}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("request, read header, read, write, idle timeouts: got %v, want %v", got, want)
+	}
+	if c.MetricsMaxPools != 7 {
+		t.Errorf("metrics max pools: got %d, want 7", c.MetricsMaxPools)
+	}
+}
+
 func TestParseConfigRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -59,6 +82,11 @@ func TestParseConfigRejects(t *testing.T) {
 		{"body tiny", nil, []string{"-max-body", "10"}, "at least 1KiB"},
 		{"mode", map[string]string{"DISPATCHER_REDIS_MODE": "galaxy"}, nil, "redis mode"},
 		{"retention", map[string]string{"DISPATCHER_ORDER_RETENTION": "-1h"}, nil, "positive duration"},
+		{"request timeout", nil, []string{"-request-timeout", "0s"}, "request timeout 0s"},
+		{"request timeout past write", map[string]string{"DISPATCHER_REQUEST_TIMEOUT": "1m"}, nil, "shorter than the write timeout"},
+		{"idle timeout", map[string]string{"DISPATCHER_IDLE_TIMEOUT": "soon"}, nil, "DISPATCHER_IDLE_TIMEOUT"},
+		{"read header past read", nil, []string{"-read-header-timeout", "31s"}, "at most the read timeout"},
+		{"metrics pools", map[string]string{"DISPATCHER_METRICS_MAX_POOLS": "-1"}, nil, "metrics max pools -1"},
 		{"stray argument", nil, []string{"serve"}, "unexpected arguments"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

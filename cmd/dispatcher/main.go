@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/dispatcher/dispatcher"
 	"github.com/dispatcher/dispatcher/api"
@@ -51,8 +50,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer closeStore()
 
+	warnAuth(log, cfg)
 	svc := dispatch.NewService(store, dispatch.Config{MaxBatch: cfg.MaxBatch})
-	handler := api.New(svc, api.Options{MaxBody: cfg.MaxBody, Logger: log, Spec: dispatcher.OpenAPI})
+	// One registry for every package's metrics, served by the API at
+	// /metrics: the store's collectors join it through metrics.Registry().
+	metrics := api.NewMetrics(api.NewRegistry(), cfg.MetricsMaxPools)
+	handler := api.New(svc, api.Options{
+		MaxBody:        cfg.MaxBody,
+		RequestTimeout: cfg.RequestTimeout,
+		AdminTokens:    cfg.AdminTokens,
+		ClientTokens:   cfg.ClientTokens,
+		Metrics:        metrics,
+		Logger:         log,
+		Spec:           dispatcher.OpenAPI,
+	})
 
 	// Open the listener first so that a bad or busy address fails start-up.
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -61,15 +72,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	srv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "maxBatch", cfg.MaxBatch, "maxBody", cfg.MaxBody,
-		"orderRetention", cfg.Retention.String())
+		"orderRetention", cfg.Retention.String(), "requestTimeout", cfg.RequestTimeout.String(),
+		"auth", authSummary(cfg.AdminTokens, cfg.ClientTokens), "metricsMaxPools", cfg.MetricsMaxPools)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -86,4 +98,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// warnAuth warns when the tokens leave the API open, or leave the admin
+// routes to nobody.
+func warnAuth(log *slog.Logger, cfg config) {
+	switch {
+	case len(cfg.AdminTokens)+len(cfg.ClientTokens) == 0:
+		log.Warn("NO TOKENS CONFIGURED: the API is open; anyone who can reach it may dispatch, change and delete pools and read /metrics. " +
+			"Set DISPATCHER_ADMIN_TOKENS and DISPATCHER_CLIENT_TOKENS (or their _FILE variants)")
+	case len(cfg.AdminTokens) == 0:
+		log.Warn("no DISPATCHER_ADMIN_TOKENS: nobody may create, change or delete pools and Scales, nor read /metrics")
+	}
 }
