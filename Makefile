@@ -24,3 +24,10 @@ bench:
 ## build: a static binary in bin/
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/dispatcher ./cmd/dispatcher
+
+## image: the container image dispatcher:dev (deploy/Dockerfile; needs Docker with BuildKit)
+.PHONY: image
+image:
+	docker build -f deploy/Dockerfile -t dispatcher:dev \
+		--build-arg VERSION="$$(git describe --tags --always --dirty 2>/dev/null || echo dev)" \
+		--build-arg REVISION="$$(git rev-parse HEAD 2>/dev/null || echo unknown)" .
