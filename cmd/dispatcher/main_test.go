@@ -10,6 +10,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/dispatcher/dispatcher/store/redis/redistest"
 )
 
 // logSink collects the service's JSON log lines and hands out the listen
@@ -96,5 +100,84 @@ func TestRunFailsOnBusyAddress(t *testing.T) {
 	err := run(ctx, []string{"-addr", addr}, envOf(nil), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "listen") {
 		t.Errorf("got %v, want a listen error for a busy address", err)
+	}
+}
+
+func TestProbe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sink := &logSink{addr: make(chan string, 1)}
+	go func() { _ = run(ctx, []string{"-addr", "127.0.0.1:0"}, envOf(nil), sink, io.Discard) }()
+	var addr string
+	select {
+	case addr = <-sink.addr:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("server did not start; log:\n%s", sink)
+	}
+	env := envOf(map[string]string{"DISPATCHER_ADDR": addr})
+	var out bytes.Buffer
+	if err := run(ctx, []string{"probe", "-path", "/readyz"}, env, &out, io.Discard); err != nil {
+		t.Errorf("probe of a live service: got %v, want nil", err)
+	}
+	if !strings.Contains(out.String(), "200 OK") {
+		t.Errorf("probe output: got %q, want it to show 200 OK", out.String())
+	}
+	if err := run(ctx, []string{"probe", "-path", "/nope"}, env, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("probe of a missing path: got %v, want a 404 error", err)
+	}
+	cancel()
+	time.Sleep(100 * time.Millisecond)
+	dead := envOf(map[string]string{"DISPATCHER_ADDR": "127.0.0.1:1"})
+	if err := run(context.Background(), []string{"probe"}, dead, io.Discard, io.Discard); err == nil {
+		t.Error("probe of a closed port: got nil, want an error")
+	}
+}
+
+func TestRunOnRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sink := &logSink{addr: make(chan string, 1)}
+	env := envOf(map[string]string{"DISPATCHER_REDIS_URL": srv.URL()})
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, env, sink, io.Discard) }()
+	var addr string
+	select {
+	case addr = <-sink.addr:
+	case err := <-done:
+		t.Fatalf("run returned before listening: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no listening line; log:\n%s", sink)
+	}
+	base := "http://" + addr
+	for _, step := range []struct{ method, path, body string }{
+		{http.MethodPut, "/v1/pools/p", `{}`},
+		{http.MethodPut, "/v1/pools/p/scales/S1", `{"orderCount":1}`},
+		{http.MethodPost, "/v1/pools/p/batches", `{"orders":[{"id":"o-1"}]}`},
+	} {
+		req, _ := http.NewRequest(step.method, base+step.path, strings.NewReader(step.body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("%s %s: got %d, want 201", step.method, step.path, resp.StatusCode)
+		}
+	}
+	// The order is in Redis, not in this process: a second client sees it.
+	rc := goredis.NewClient(&goredis.Options{Addr: srv.Addr()})
+	defer rc.Close()
+	n, err := rc.HLen(ctx, "dispatch:{pool:p}:orders").Result()
+	if err != nil || n != 1 {
+		t.Errorf("orders hash in Redis: got %d, %v; want 1 order", n, err)
+	}
+	if strings.Contains(sink.String(), "embedded in-memory store") {
+		t.Errorf("want no embedded-store warning with a Redis URL; log:\n%s", sink)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("run: got %v, want nil after shutdown", err)
 	}
 }

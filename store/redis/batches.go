@@ -1,0 +1,77 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/dispatcher/dispatcher/balancing"
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// Dispatch assigns a batch with the pool's strategy and records it, in one
+// script call. In this order: a recorded req.BatchID returns that batch (a
+// retried call counts once); a recorded, unexpired req.IdempotencyKey
+// returns its batch as a replay if req.Fingerprint matches and fails with
+// ErrIdempotencyMismatch if not; an order id the pool holds fails with
+// ErrOrderExists; a batch the eligible Scales have no room for fails with
+// ErrNoEligibleScale. A dry run skips the two lookups, changes nothing and
+// returns the batch without an ID. ErrPoolNotFound, ErrEmptyBatch,
+// ErrDuplicateOrder, ErrInvalidRequest (no BatchID), ErrUnknownStrategy;
+// ErrUnavailable if Redis cannot be reached, and *dispatch.IndeterminateError
+// if the call was sent but not answered.
+func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
+	dry := "0"
+	if req.DryRun {
+		dry = "1"
+	}
+	args := make([]any, 0, 8+2*len(req.Orders))
+	args = append(args, req.BatchID, ms(req.Now), s.retention.Milliseconds(), req.IdempotencyKey,
+		req.Fingerprint, req.IdempotencyTTL.Milliseconds(), dry, len(req.Orders))
+	for _, o := range req.Orders {
+		args = append(args, o.ID, o.Key)
+	}
+	v, err := s.run(ctx, scriptDispatch, req.Pool, args...)
+	if err != nil {
+		return dispatch.Batch{}, false, dispatchFailure(ctx, err, req)
+	}
+	r, _ := v.([]any)
+	if len(r) != 3 {
+		return dispatch.Batch{}, false, fmt.Errorf("redis: dispatch replied %v", v)
+	}
+	kind := asString(r[0])
+	b, err := decodeBatch(req.Pool, asString(r[1]), asString(r[2]))
+	return b, kind == "replay", err
+}
+
+// GetBatch returns a recorded batch: ErrPoolNotFound, ErrBatchNotFound,
+// ErrUnavailable. A batch whose time has passed may still be returned until a
+// mutating call sweeps it.
+func (s *Store) GetBatch(ctx context.Context, pool, batchID string) (dispatch.Batch, error) {
+	v, err := s.read(ctx, scriptRead, pool, "batch", batchID)
+	if err != nil {
+		return dispatch.Batch{}, translate(err, pool)
+	}
+	return decodeBatch(pool, batchID, asString(v))
+}
+
+// Table returns the waterfill table over the pool's eligible Scales:
+// ErrPoolNotFound, ErrUnavailable.
+func (s *Store) Table(ctx context.Context, pool string) (dispatch.Table, error) {
+	v, err := s.read(ctx, scriptRead, pool, "table", "")
+	if err != nil {
+		return dispatch.Table{}, translate(err, pool)
+	}
+	r, _ := v.([]any)
+	loads := make(balancing.Sorted, 0, len(r)/2)
+	for i := 0; i+1 < len(r); i += 2 {
+		n, err := strconv.ParseInt(asString(r[i+1]), 10, 64)
+		if err != nil {
+			return dispatch.Table{}, fmt.Errorf("redis: table: bad count %v", r[i+1])
+		}
+		loads = append(loads, balancing.Load{ID: asString(r[i]), Count: n})
+	}
+	var t dispatch.Table
+	t.CompIDs, t.DispatchCounts = balancing.Table(loads)
+	return t, nil
+}

@@ -1,0 +1,113 @@
+package redis
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Client settings for the dispatcher, applied where the URL sets nothing.
+const (
+	// dialTimeout: Redis is near the dispatcher; a connection that takes
+	// longer than this is not coming, and the caller should get its 503
+	// quickly rather than after go-redis's 5 s.
+	dialTimeout = 2 * time.Second
+	// readTimeout and writeTimeout bound one command on a live connection
+	// (a hung or partitioned Redis). They must exceed the slowest script:
+	// a dispatch of 10,000 orders or a page of 10,000 Scales takes tens of
+	// milliseconds, a force delete of a Scale with many orders more.
+	readTimeout  = 3 * time.Second
+	writeTimeout = 3 * time.Second
+	// maxRetries: go-redis re-sends a command after a dropped connection or
+	// a read timeout. Every script is idempotent (see the package doc), so a
+	// retry is safe and rides out a connection cut or a quick failover; two
+	// keep the worst case near (1+2) × readTimeout.
+	maxRetries      = 2
+	minRetryBackoff = 8 * time.Millisecond
+	maxRetryBackoff = 256 * time.Millisecond
+	// dialerRetries: one dial per command attempt. go-redis's default of 5
+	// with 100 ms pauses, times the command retries, would hold a request
+	// for seconds while Redis is down; the request should fail fast (503)
+	// and the pool's own probe reconnects once Redis is back.
+	dialerRetries = 1
+	// poolTimeout: when every connection is busy, wait this long for one,
+	// then fail (503) rather than queue behind a stalled Redis for
+	// readTimeout + 1 s.
+	poolTimeout = time.Second
+)
+
+// poolSize: Redis runs scripts one at a time, so connections beyond the
+// requests in flight add nothing; each in-flight request holds one. Ten per
+// CPU (go-redis's default, said here on purpose) covers the concurrency an
+// HTTP server of this size sustains.
+func poolSize() int { return 10 * runtime.GOMAXPROCS(0) }
+
+// NewClient returns a go-redis client for url in mode "single" (a redis://
+// or rediss:// URL), "cluster" (redis://h1:p1?addr=h2:p2&addr=h3:p3) or
+// "sentinel" (redis://…?master_name=NAME&addr=…), with the timeouts and
+// retries above wherever the URL does not set them. Every client has
+// ContextTimeoutEnabled, so a request's deadline or cancellation bounds its
+// Redis calls too.
+func NewClient(url, mode string) (goredis.UniversalClient, error) {
+	switch mode {
+	case "", "single":
+		opt, err := goredis.ParseURL(url)
+		if err != nil {
+			return nil, fmt.Errorf("redis: DISPATCHER_REDIS_URL: %w", err)
+		}
+		opt.ContextTimeoutEnabled = true
+		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries,
+			&opt.MinRetryBackoff, &opt.MaxRetryBackoff, &opt.PoolSize, &opt.DialerRetries)
+		return goredis.NewClient(opt), nil
+	case "cluster":
+		opt, err := goredis.ParseClusterURL(url)
+		if err != nil {
+			return nil, fmt.Errorf("redis: DISPATCHER_REDIS_URL: %w", err)
+		}
+		opt.ContextTimeoutEnabled = true
+		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries,
+			&opt.MinRetryBackoff, &opt.MaxRetryBackoff, &opt.PoolSize, &opt.DialerRetries)
+		return goredis.NewClusterClient(opt), nil
+	case "sentinel":
+		opt, err := goredis.ParseFailoverURL(url)
+		if err != nil {
+			return nil, fmt.Errorf("redis: DISPATCHER_REDIS_URL: %w", err)
+		}
+		if opt.MasterName == "" {
+			return nil, fmt.Errorf("redis: DISPATCHER_REDIS_URL: sentinel mode needs ?master_name=NAME")
+		}
+		opt.ContextTimeoutEnabled = true
+		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries,
+			&opt.MinRetryBackoff, &opt.MaxRetryBackoff, &opt.PoolSize, &opt.DialerRetries)
+		return goredis.NewFailoverClient(opt), nil
+	}
+	return nil, fmt.Errorf("redis: DISPATCHER_REDIS_MODE %q: want single, cluster or sentinel", mode)
+}
+
+// tune sets the fields the URL left at zero; the three option types of
+// go-redis share these fields but no interface.
+func tune(dial, read, write, pool *time.Duration, retries *int, minBackoff, maxBackoff *time.Duration, size, dialRetries *int) {
+	setDuration(dial, dialTimeout)
+	setDuration(read, readTimeout)
+	setDuration(write, writeTimeout)
+	setDuration(pool, poolTimeout)
+	setDuration(minBackoff, minRetryBackoff)
+	setDuration(maxBackoff, maxRetryBackoff)
+	if *retries == 0 {
+		*retries = maxRetries
+	}
+	if *size == 0 {
+		*size = poolSize()
+	}
+	if *dialRetries == 0 {
+		*dialRetries = dialerRetries
+	}
+}
+
+func setDuration(d *time.Duration, v time.Duration) {
+	if *d == 0 {
+		*d = v
+	}
+}

@@ -1,0 +1,103 @@
+package redis
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// The records' encodings are described in doc.go; lua/lib.lua writes them.
+
+var stateOfCode = map[string]dispatch.ScaleState{"a": dispatch.Active, "d": dispatch.Draining, "x": dispatch.Down}
+
+var codeOfState = map[dispatch.ScaleState]string{dispatch.Active: "a", dispatch.Draining: "d", dispatch.Down: "x"}
+
+var orderStateOfCode = map[string]dispatch.OrderState{"a": dispatch.Assigned, "c": dispatch.Completed, "x": dispatch.Cancelled}
+
+// ints parses decimal fields; the first error is kept in err.
+type ints struct{ err error }
+
+func (p *ints) parse(s string) int64 {
+	if s == "" {
+		return 0
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil && p.err == nil {
+		p.err = err
+	}
+	return v
+}
+
+// time parses a time in milliseconds; empty is the zero time.
+func (p *ints) time(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	return fromMs(p.parse(s))
+}
+
+func decodeScale(compID, rec string) (dispatch.Scale, error) {
+	f := strings.Split(rec, "|")
+	if len(f) != 10 {
+		return dispatch.Scale{}, fmt.Errorf("redis: scale %q: bad record %q", compID, rec)
+	}
+	var p ints
+	sc := dispatch.Scale{
+		CompID:      compID,
+		Weight:      p.parse(f[0]),
+		State:       stateOfCode[f[1]],
+		MaxOrders:   p.parse(f[2]),
+		Outstanding: p.parse(f[3]),
+		BaseLoad:    p.parse(f[4]),
+		ActiveSince: p.time(f[5]),
+	}
+	if p.err != nil || sc.State == "" {
+		return dispatch.Scale{}, fmt.Errorf("redis: scale %q: bad record %q", compID, rec)
+	}
+	return sc, nil
+}
+
+// decodeOrder reads an order as the scripts show it (lib.lua's orderView):
+// "state|assignedMs|doneMs|batchId|compId|key".
+func decodeOrder(orderID, view string) (dispatch.Order, error) {
+	f := strings.SplitN(view, "|", 6)
+	if len(f) != 6 {
+		return dispatch.Order{}, fmt.Errorf("redis: order %q: bad record %q", orderID, view)
+	}
+	var p ints
+	o := dispatch.Order{
+		ID:          orderID,
+		State:       orderStateOfCode[f[0]],
+		AssignedAt:  p.time(f[1]),
+		CompletedAt: p.time(f[2]),
+		BatchID:     f[3],
+		CompID:      f[4],
+		Key:         f[5],
+	}
+	if p.err != nil || o.State == "" {
+		return dispatch.Order{}, fmt.Errorf("redis: order %q: bad record %q", orderID, view)
+	}
+	return o, nil
+}
+
+func decodeBatch(pool, batchID, rec string) (dispatch.Batch, error) {
+	f := strings.SplitN(rec, "|", 4)
+	bad := fmt.Errorf("redis: batch %q: bad record", batchID)
+	if len(f) != 4 {
+		return dispatch.Batch{}, bad
+	}
+	var p ints
+	b := dispatch.Batch{ID: batchID, Pool: pool, Strategy: dispatch.Strategy(f[2]), CreatedAt: p.time(f[0])}
+	ids := strings.Split(f[3], ",")
+	if p.err != nil || len(ids)%2 != 0 {
+		return dispatch.Batch{}, bad
+	}
+	b.Assignments = make([]dispatch.Assignment, len(ids)/2)
+	for i := range b.Assignments {
+		b.Assignments[i] = dispatch.Assignment{OrderID: ids[2*i], CompID: ids[2*i+1]}
+	}
+	return b, nil
+}

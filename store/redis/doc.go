@@ -1,0 +1,94 @@
+// Package redis is the Redis store: a [dispatch.Store] that keeps all state
+// in Redis, so that any number of dispatcher replicas pointed at one Redis
+// (single server, Sentinel or Cluster) behave as one dispatcher.
+//
+// # Operations
+//
+// Every state change is one Lua script call (lua/*.lua, embedded; run with
+// EVALSHA, falling back to EVAL), which validates everything before its
+// first write, since Redis does not roll back. The clock and any randomness
+// come from Go as arguments; no script builds a key name, so every script
+// runs unchanged on Redis Cluster.
+//
+// go-redis re-sends a command after a dropped connection or a read timeout,
+// so a script may run twice for one call. Every mutating script is
+// idempotent: a dispatch first looks up its batch id (and Idempotency-Key);
+// completion and cancellation leave finished orders as they are; the calls
+// whose answer a second run could not recompute (created, deleted, how many
+// completed) carry a random token, and the pool remembers the answers of the
+// last 16 tokens in meta field rc (and a deleted pool its token in gone for
+// a minute).
+//
+// # Key schema
+//
+// All keys of pool NAME share the hash tag {pool:NAME}, so a pool lives in
+// one Cluster slot. Each pool has a fixed set of keys, all passed to every
+// script in this order (P = "dispatch:{pool:NAME}:"):
+//
+//	P meta     HASH   s strategy, ss slowStart ms, c createdAt ms,
+//	                  u eligible Scales without maxOrders,
+//	                  r Σ(maxOrders − orderCount) of the other eligible Scales,
+//	                  rc the call ring (above)
+//	P scales   HASH   compId → Scale record
+//	P load     ZSET   compId → orderCount, every Scale (ListScales order)
+//	P elig     ZSET   compId → orderCount, the eligible Scales: sorted, it is
+//	                  the waterfill's compIdArr
+//	P orders   HASH   orderId → order record
+//	P bref     HASH   ref → "batchId|createdAt ms|orders": what the orders of
+//	                  one batch share, kept while any of them is stored
+//	P own      HASH   "compId chunk" → "id,id,…," the Scale's assigned orders,
+//	                  at most 64 ids per chunk (for DeleteScale with force)
+//	P batches  HASH   batchId → batch record
+//	P idem     HASH   Idempotency-Key → "expiresMs|batchId|fingerprint"
+//	P oexp     LIST   "expiresMs|orderId", orders as they complete or cancel
+//	P bexp     LIST   "expiresMs|batchId|key", batches as they are recorded
+//	P strat    HASH   the strategy's state, deleted when the strategy changes
+//	P tmp      ZSET   scratch of a dry run, deleted before its script ends
+//	P gone     STRING the token of the call that deleted the pool (1 minute)
+//
+// (The scripts get them as KEYS in the order meta, scales, load, elig,
+// orders, own, batches, idem, oexp, bexp, strat, tmp, gone, bref.)
+//
+//	dispatch:pools ZSET  every pool name, score 0, in byte order
+//
+// The pool list spans slots, so it cannot change in the same script as the
+// pool: a name is added before the pool is created and again after, and
+// removed after the pool is deleted (added back if the pool was re-created
+// meanwhile). Readers skip names without a pool. Deleting a pool UNLINKs its
+// keys: Redis frees them in a background thread, so a pool of millions of
+// orders leaves without blocking.
+//
+// # Records
+//
+// Records are short strings with fields separated by '|' (ids cannot hold
+// '|' or ','), times in milliseconds since the epoch, numbers in decimal or,
+// where marked, base 36:
+//
+//	Scale  weight|state|maxOrders|outstanding|baseLoad|activeSince|avgMs|
+//	       tailChunk|tailFill|lowChunk     (state a active, d draining, x down)
+//	order  <state><ref>|doneAt|compId|chunk|key
+//	       (state a assigned, c completed, x cancelled; ref and chunk base 36;
+//	       doneAt empty while assigned; the key last, as it may hold '|')
+//	batch  createdAt|expiresAt|strategy|orderId,compId,orderId,compId,…
+//
+// An outstanding order costs Redis about 130 bytes with 12-byte ids in
+// batches of 1,000 (TestBytesPerOrder measures it): its hash entry with a
+// record of about 15 bytes, its id and compId in the batch record, its id in
+// the own index. The batch id and the time, shared by the whole batch, live
+// once in bref; a batch is one string rather than a hash entry per order.
+//
+// # Retention
+//
+// Redis 7.0 has no per-field expiry. Completed and cancelled orders, batch
+// records and Idempotency-Keys leave through the two queues oexp and bexp:
+// every successful mutating call removes at most 128 expired entries from
+// each. Until then a record whose time has passed counts as absent for
+// every method that is given the time, exactly as in store/memory.
+//
+// # Failures
+//
+// A Redis that cannot be reached gives [dispatch.ErrUnavailable]; a dispatch
+// that was sent but not answered gives a [*dispatch.IndeterminateError] with
+// its batch id, since the script may have run. Use [NewClient] for a client
+// whose timeouts and retries suit this store.
+package redis

@@ -1,0 +1,148 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// scriptError is a domain error a script reported as
+// "DISPATCH CODE detail".
+type scriptError struct{ code, detail string }
+
+// asScriptError returns the domain error in err, if there is one.
+func asScriptError(err error) (scriptError, bool) {
+	var re goredis.Error
+	if !errors.As(err, &re) {
+		return scriptError{}, false
+	}
+	msg, ok := strings.CutPrefix(re.Error(), "DISPATCH ")
+	if !ok {
+		return scriptError{}, false
+	}
+	code, detail, _ := strings.Cut(msg, " ")
+	return scriptError{code: code, detail: strings.TrimSpace(detail)}, true
+}
+
+// translate turns an error of a script call for pool into the errors of
+// package dispatch: the domain errors the script reported, ErrUnavailable
+// for an unreachable or unready Redis, and anything else (a bug) as is.
+func translate(err error, pool string) error {
+	if se, ok := asScriptError(err); ok {
+		return se.domain(pool)
+	}
+	return unavailable(err)
+}
+
+func (se scriptError) domain(pool string) error {
+	d := se.detail
+	switch se.code {
+	case "NOPOOL":
+		return errorf(dispatch.ErrPoolNotFound, "pool %q", pool)
+	case "NOSCALE":
+		return errorf(dispatch.ErrScaleNotFound, "scale %q in pool %q", d, pool)
+	case "NOORDER":
+		return errorf(dispatch.ErrOrderNotFound, "order %q in pool %q", d, pool)
+	case "NOBATCH":
+		return errorf(dispatch.ErrBatchNotFound, "batch %q in pool %q", d, pool)
+	case "EXISTS":
+		return errorf(dispatch.ErrOrderExists, "order %q is already in pool %q", d, pool)
+	case "NOELIG":
+		if d == "none" {
+			return errorf(dispatch.ErrNoEligibleScale, "pool %q has no active Scale below its maxOrders", pool)
+		}
+		return errorf(dispatch.ErrNoEligibleScale, "the eligible Scales of pool %q have room for %s orders, fewer than the batch has", pool, d)
+	case "IDEM":
+		return errorf(dispatch.ErrIdempotencyMismatch, "Idempotency-Key %q was used with another request", d)
+	case "BUSY":
+		id, n, _ := strings.Cut(d, " ")
+		return errorf(dispatch.ErrScaleBusy, "scale %q has %s outstanding orders", id, n)
+	case "STATE":
+		id, state, _ := strings.Cut(d, " ")
+		return errorf(dispatch.ErrOrderState, "order %q is %s", id, state)
+	case "EMPTY":
+		return errorf(dispatch.ErrEmptyBatch, "a batch needs at least one order")
+	case "DUP":
+		return errorf(dispatch.ErrDuplicateOrder, "order %q appears more than once", d)
+	case "INVALID":
+		return errorf(dispatch.ErrInvalidRequest, "%s", d)
+	case "STRATEGY":
+		return errorf(dispatch.ErrUnknownStrategy, "pool %q has strategy %q", pool, d)
+	}
+	return fmt.Errorf("redis: unknown script error %s %s", se.code, d)
+}
+
+// transientPrefixes are the Redis errors of a server that is up but cannot
+// serve now: loading, a replica, a failover or resharding under way, out of
+// memory, busy with a script.
+var transientPrefixes = []string{
+	"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS",
+	"OOM", "BUSY", "MOVED", "ASK", "NOAUTH", "WRONGPASS", "NOPERM",
+	"ERR max number of clients",
+}
+
+// unavailable wraps a failure to reach Redis in dispatch.ErrUnavailable.
+// Other errors, such as a script bug, are returned as they are (a 500).
+func unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	if isBug(err) {
+		return fmt.Errorf("redis: %w", err)
+	}
+	return fmt.Errorf("%w: redis: %w", dispatch.ErrUnavailable, err)
+}
+
+// isBug reports whether err is an error reply of a Redis that is up and
+// serving: a script that failed, a command misused.
+func isBug(err error) bool {
+	var re goredis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	for _, p := range transientPrefixes {
+		if strings.HasPrefix(re.Error(), p) {
+			return false
+		}
+	}
+	return true
+}
+
+// notSent reports whether err proves that the command never reached Redis:
+// no connection could be made or taken from the pool. After any other
+// failure a script may have run.
+func notSent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	return errors.Is(err, goredis.ErrPoolTimeout) || errors.Is(err, goredis.ErrClosed)
+}
+
+// dispatchFailure translates the error of a dispatch script call. A
+// dispatch that may have reached Redis without an answer is indeterminate:
+// even an error reply may follow a first run whose reply was lost, since
+// go-redis retries.
+func dispatchFailure(ctx context.Context, err error, req dispatch.DispatchRequest) error {
+	if _, ok := asScriptError(err); ok {
+		return translate(err, req.Pool)
+	}
+	if req.DryRun || notSent(err) || isBug(err) {
+		return unavailable(err)
+	}
+	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = fmt.Errorf("%w (%w)", err, ctx.Err())
+	}
+	return &dispatch.IndeterminateError{BatchID: req.BatchID, Err: fmt.Errorf("redis: %w", err)}
+}
+
+// errorf wraps a sentinel of package dispatch with a detail for the caller.
+func errorf(sentinel error, format string, args ...any) error {
+	return fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))
+}

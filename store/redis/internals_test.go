@@ -1,0 +1,202 @@
+package redis_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+	"github.com/dispatcher/dispatcher/store/redis"
+	"github.com/dispatcher/dispatcher/store/redis/redistest"
+)
+
+// These tests look at the keys of the schema in doc.go, which the
+// conformance suite cannot see: the own index, the batch refs, the queues.
+
+func poolKey(pool, name string) string { return "dispatch:{pool:" + pool + "}:" + name }
+
+// checkOwnIndex checks that each Scale's own index lists exactly its
+// assigned orders.
+func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, pool string) {
+	t.Helper()
+	ctx := context.Background()
+	chunks, err := c.HGetAll(ctx, poolKey(pool, "own")).Result()
+	if err != nil {
+		t.Fatalf("HGETALL own: %v", err)
+	}
+	listed := make(map[string]int64)
+	for field, list := range chunks {
+		comp, _, _ := strings.Cut(field, " ")
+		ids := strings.Split(strings.TrimSuffix(list, ","), ",")
+		recs, err := c.HMGet(ctx, poolKey(pool, "orders"), ids...).Result()
+		if err != nil {
+			t.Fatalf("HMGET orders: %v", err)
+		}
+		for i, rec := range recs {
+			// "<state><ref>|doneMs|compId|chunk|key"
+			f := strings.SplitN(fmt.Sprint(rec), "|", 5)
+			if len(f) != 5 || f[0][0] != 'a' || f[2] != comp {
+				t.Fatalf("own index of %s lists %s: record %v", comp, ids[i], rec)
+			}
+			listed[comp]++
+		}
+	}
+	scales, _, err := st.ListScales(ctx, pool, dispatch.Page{Limit: dispatch.MaxLimit})
+	if err != nil {
+		t.Fatalf("ListScales: %v", err)
+	}
+	for _, sc := range scales {
+		if listed[sc.CompID] != sc.Outstanding {
+			t.Errorf("own index of %s lists %d orders, want outstanding %d", sc.CompID, listed[sc.CompID], sc.Outstanding)
+		}
+		delete(listed, sc.CompID)
+	}
+	for comp, n := range listed {
+		t.Errorf("own index lists %d orders of %s, which is not registered", n, comp)
+	}
+}
+
+// TestOwnIndexAndForceDelete fills several chunks of one Scale's own index,
+// finishes orders out of order, and force-deletes the Scale: every order
+// still assigned is cancelled, and the index is empty.
+func TestOwnIndexAndForceDelete(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	st := redis.New(c, redis.Options{})
+	svc := dispatch.NewService(st, dispatch.Config{})
+	ctx := context.Background()
+	mustPool(t, svc, "p", "A", "B")
+	var ids []string
+	for b := range 6 {
+		in := dispatch.DispatchInput{Pool: "p"}
+		for j := range 50 {
+			id := fmt.Sprintf("o%d-%d", b, j)
+			in.Orders = append(in.Orders, dispatch.OrderInput{ID: id})
+			ids = append(ids, id)
+		}
+		if _, _, err := svc.Dispatch(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		checkOwnIndex(t, c, st, "p")
+	}
+	// Finish the oldest orders (the low chunks empty) and a scattering.
+	for i, id := range ids {
+		if i < 140 || i%7 == 0 {
+			if _, err := svc.CompleteOrder(ctx, "p", id, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	checkOwnIndex(t, c, st, "p")
+	a, err := st.GetScale(ctx, "p", "A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.DeleteScale(ctx, "p", "A", false); err == nil {
+		t.Fatalf("DeleteScale of a busy Scale without force: no error")
+	}
+	if err := svc.DeleteScale(ctx, "p", "A", true); err != nil {
+		t.Fatalf("DeleteScale with force: %v", err)
+	}
+	var cancelled int64
+	for _, id := range ids {
+		o, err := st.GetOrder(ctx, "p", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.CompID == "A" && o.State == dispatch.Assigned {
+			t.Fatalf("order %s still assigned to the deleted Scale", id)
+		}
+		if o.State == dispatch.Cancelled {
+			cancelled++
+		}
+	}
+	if cancelled != a.Outstanding {
+		t.Errorf("cancelled %d orders, want A's %d outstanding", cancelled, a.Outstanding)
+	}
+	checkOwnIndex(t, c, st, "p")
+	fields, _ := c.HKeys(ctx, poolKey("p", "own")).Result()
+	for _, f := range fields {
+		if strings.HasPrefix(f, "A ") {
+			t.Errorf("own index keeps chunk %q of the deleted Scale", f)
+		}
+	}
+}
+
+// TestNothingLeaks finishes every order and lets retention, batch and key
+// lifetimes pass: a few mutating calls later, the pool holds its Scales and
+// nothing else, and a dry run leaves no scratch key.
+func TestNothingLeaks(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	st := redis.New(c, redis.Options{Retention: time.Hour})
+	ctx := context.Background()
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	if _, _, err := st.PutPool(ctx, "p", dispatch.PoolSpec{}, t0); err != nil {
+		t.Fatal(err)
+	}
+	max := int64(3)
+	for _, id := range []string{"A", "B", "C"} {
+		if _, _, err := st.PutScale(ctx, "p", id, dispatch.ScaleSpec{MaxOrders: &max}, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []string
+	for b := range 3 {
+		req := dispatch.DispatchRequest{Pool: "p", BatchID: fmt.Sprintf("b%d", b), Now: t0,
+			IdempotencyKey: fmt.Sprintf("k%d", b), Fingerprint: "fp", IdempotencyTTL: 24 * time.Hour}
+		for j := range 3 {
+			id := fmt.Sprintf("o%d-%d", b, j)
+			req.Orders = append(req.Orders, dispatch.OrderInput{ID: id, Key: "key|with|bars"})
+			ids = append(ids, id)
+		}
+		if b == 1 {
+			dry := req
+			dry.DryRun, dry.BatchID, dry.IdempotencyKey = true, "", ""
+			dry.Orders = append(dry.Orders, dry.Orders...)[:5] // crosses a full Scale
+			for j := range dry.Orders {
+				dry.Orders[j].ID = fmt.Sprintf("dry%d", j)
+			}
+			if _, _, err := st.Dispatch(ctx, dry); err != nil {
+				t.Fatalf("dry run: %v", err)
+			}
+		}
+		if _, _, err := st.Dispatch(ctx, req); err != nil {
+			t.Fatalf("Dispatch %d: %v", b, err)
+		}
+	}
+	if n, _ := c.Exists(ctx, poolKey("p", "tmp")).Result(); n != 0 {
+		t.Errorf("a dry run left its scratch key")
+	}
+	o, err := st.GetOrder(ctx, "p", "o0-0")
+	if err != nil || o.Key != "key|with|bars" || o.BatchID != "b0" || !o.AssignedAt.Equal(t0) {
+		t.Fatalf("GetOrder: %+v, %v", o, err)
+	}
+	if _, err := st.Cancel(ctx, "p", ids[0], t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	var cs []dispatch.Completion
+	for _, id := range ids[1:] {
+		cs = append(cs, dispatch.Completion{OrderID: id})
+	}
+	if _, _, err := st.Complete(ctx, "p", cs, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	later := t0.Add(25 * time.Hour)
+	for i := range 3 {
+		if _, _, err := st.PutScale(ctx, "p", "A", dispatch.ScaleSpec{}, later.Add(time.Duration(i)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []string{"orders", "own", "batches", "idem", "bref", "oexp", "bexp", "tmp"} {
+		if n, _ := c.Exists(ctx, poolKey("p", k)).Result(); n != 0 {
+			v, _ := c.Do(ctx, "DUMP", poolKey("p", k)).Text()
+			t.Errorf("%s still holds data after every lifetime passed (%q)", k, v)
+		}
+	}
+	checkOwnIndex(t, c, st, "p")
+}

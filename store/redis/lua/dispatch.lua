@@ -1,0 +1,151 @@
+-- dispatch.lua: assign a batch and record it, all or nothing.
+--
+-- KEYS: the pool's keys (lib.lua).
+-- ARGV: 1 batchId, 2 nowMs, 3 retentionMs, 4 idempotency key ('' none),
+--   5 fingerprint, 6 idempotency TTL ms, 7 dry run ('1' or '0'), 8 n, then
+--   n pairs: order id, order key ('' none). Values after them are reserved
+--   for the strategies that draw at random.
+-- Reply: {kind, batchId, record}: kind 'new' (recorded now), 'batch' (this
+--   batchId was recorded before: a retried call), 'replay' (the batch of the
+--   Idempotency-Key) or 'dry' (computed, nothing changed; batchId '');
+--   record is a batch record (doc.go). Errors: DISPATCH NOPOOL, INVALID,
+--   IDEM, EMPTY, DUP, EXISTS, NOELIG, STRATEGY.
+--
+-- Validation reads only; the first write comes after every check has passed.
+
+local bid, now, ret = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local ikey, fp, ittl, dry = ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7] == '1'
+local n = tonumber(ARGV[8])
+local function oid(i) return ARGV[7 + 2 * i] end
+local function okey(i) return ARGV[8 + 2 * i] end
+
+local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
+if not meta[1] then return fail('NOPOOL') end
+
+if not dry then
+  if bid == '' then return fail('INVALID', 'a batch needs an id') end
+  local b = redis.call('HGET', K.batches, bid)
+  if b and tonumber(split(b, '|', 3)[2]) >= now then return {'batch', bid, b} end
+  if ikey ~= '' then
+    local rec = redis.call('HGET', K.idem, ikey)
+    if rec then
+      local g = split(rec, '|', 3)
+      if tonumber(g[1]) >= now then
+        if g[3] ~= fp then return fail('IDEM', ikey) end
+        local rb = redis.call('HGET', K.batches, g[2])
+        if rb then return {'replay', g[2], rb} end
+      end
+    end
+  end
+end
+
+if n == 0 then return fail('EMPTY') end
+local seen, stale = {}, {}
+for i = 1, n do
+  local id = oid(i)
+  if seen[id] then return fail('DUP', id) end
+  seen[id] = true
+  local o = getOrder(id)
+  if o then
+    if live(o, now, ret) then return fail('EXISTS', id) end
+    stale[#stale + 1] = o -- expired, not yet swept: this batch replaces it
+  end
+end
+if redis.call('ZCARD', K.elig) == 0 then return fail('NOELIG', 'none') end
+local unlimited, room = tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
+if unlimited == 0 and room < n then return fail('NOELIG', fmt(room)) end
+local strategy = meta[1]
+if strategy ~= 'waterfill' then return fail('STRATEGY', strategy) end
+
+-- Assign. A Scale that reaches its maxOrders ends a pass: the pass's picks
+-- are applied to the ZSET, which the full Scale leaves, and the next pass
+-- takes the rest. A dry run applies them to a scratch copy (tmp) instead.
+local comps = {}              -- compId per order, in request order
+local orig, cur, first = {}, {}, {}
+local z = K.elig
+while #comps < n do
+  local round, ids = {}, {}
+  local got = wfPass(z, n - #comps, function(id)
+    local c = cur[id]
+    if not c then
+      orig[id] = getScale(id)
+      c = copyScale(orig[id])
+      cur[id] = c
+      first[#first + 1] = id
+    end
+    if not round[id] then round[id] = 0; ids[#ids + 1] = id end
+    round[id] = round[id] + 1
+    comps[#comps + 1] = id
+    return c.max == 0 or count(c) + round[id] < c.max
+  end)
+  if got == 0 then error('dispatch: no room although the pool counted some') end
+  for _, id in ipairs(ids) do cur[id].out = cur[id].out + round[id] end
+  if #comps < n or not dry then
+    if dry and z == K.elig then
+      redis.call('ZUNIONSTORE', K.tmp, 1, K.elig)
+      z = K.tmp
+    end
+    for _, id in ipairs(ids) do
+      local c = cur[id]
+      if eligible(c) then redis.call('ZADD', z, fmt(count(c)), id) else redis.call('ZREM', z, id) end
+    end
+  end
+end
+
+local parts = {}
+for i = 1, n do parts[i] = oid(i) .. ',' .. comps[i] end
+local pairs_ = table.concat(parts, ',')
+if dry then
+  if z == K.tmp then redis.call('DEL', K.tmp) end
+  return {'dry', '', fmt(now) .. '|0|' .. strategy .. '|' .. pairs_}
+end
+
+-- Each Scale's new orders go to the tail chunks of its own index.
+local byScale, chunkOf, ownKV = {}, {}, {}
+for i = 1, n do
+  local t = byScale[comps[i]]
+  if not t then t = {}; byScale[comps[i]] = t end
+  t[#t + 1] = i
+end
+for _, id in ipairs(first) do
+  local c, idx, j = cur[id], byScale[id], 1
+  while j <= #idx do
+    if c.cn >= CHUNK then c.ct, c.cn = c.ct + 1, 0 end
+    local field = ownField(id, c.ct)
+    local take = math.min(#idx - j + 1, CHUNK - c.cn)
+    local buf = {}
+    if c.cn > 0 then buf[1] = redis.call('HGET', K.own, field) or '' end
+    for k = j, j + take - 1 do
+      buf[#buf + 1] = oid(idx[k]) .. ','
+      chunkOf[idx[k]] = b36(c.ct)
+    end
+    ownKV[#ownKV + 1] = field
+    ownKV[#ownKV + 1] = table.concat(buf)
+    c.cn, j = c.cn + take, j + take
+  end
+end
+hsetMany(K.own, ownKV)
+
+local at = fmt(now)
+for _, o in ipairs(stale) do refDrop(o.ref) end
+local ref = b36(redis.call('HINCRBY', K.meta, 'bn', 1))
+redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. fmt(n))
+local okv = {}
+for i = 1, n do
+  okv[#okv + 1] = oid(i)
+  okv[#okv + 1] = table.concat({'a' .. ref, '', comps[i], chunkOf[i], okey(i)}, '|')
+end
+hsetMany(K.orders, okv)
+for _, id in ipairs(first) do
+  advanceLow(id, cur[id])
+  saveScale(id, orig[id], cur[id], true)
+end
+flushAgg()
+
+local exp = now + math.max(ret, ittl)
+local rec = at .. '|' .. fmt(exp) .. '|' .. strategy .. '|' .. pairs_
+redis.call('HSET', K.batches, bid, rec)
+if ikey ~= '' then redis.call('HSET', K.idem, ikey, fmt(now + ittl) .. '|' .. bid .. '|' .. fp) end
+redis.call('RPUSH', K.bexp, fmt(exp) .. '|' .. bid .. '|' .. ikey)
+sweep(now, ret)
+return {'new', bid, rec}

@@ -1,0 +1,300 @@
+-- lib.lua: the helpers every script shares. scripts.go puts this file in
+-- front of each script, so it is not a script by itself.
+--
+-- KEYS (every script gets all keys of one pool, in this order; see doc.go):
+--   1 meta  2 scales  3 load  4 elig  5 orders  6 own  7 batches  8 idem
+--   9 oexp  10 bexp  11 strat  12 tmp  13 gone  14 bref
+--
+-- Numbers are exact: every value stays below 2^53 and is formatted with fmt,
+-- never tostring (which keeps only 14 digits). Strings are never compared
+-- with < (Lua uses strcoll, and Redis sets the locale): see less.
+
+local K = {
+  meta = KEYS[1], scales = KEYS[2], load = KEYS[3], elig = KEYS[4],
+  orders = KEYS[5], own = KEYS[6], batches = KEYS[7], idem = KEYS[8],
+  oexp = KEYS[9], bexp = KEYS[10], strat = KEYS[11], tmp = KEYS[12],
+  gone = KEYS[13], bref = KEYS[14],
+}
+
+local SWEEP = 128     -- expired records one call removes from each queue
+local CHUNK = 64      -- order ids per chunk of a Scale's own index
+local RING = 16       -- call tokens remembered for retried calls
+local WRITE = 1000    -- values per variadic command (unpack holds ~8000)
+
+local function fmt(x) return string.format('%.0f', x) end
+
+local DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz'
+
+-- b36 writes a non-negative integer in base 36 (read it with tonumber(s, 36)).
+local function b36(x)
+  if x == 0 then return '0' end
+  local s = ''
+  while x > 0 do
+    local d = x % 36
+    s = string.sub(DIGITS, d + 1, d + 1) .. s
+    x = (x - d) / 36
+  end
+  return s
+end
+
+local function fail(code, detail)
+  return redis.error_reply('DISPATCH ' .. code .. ' ' .. (detail or ''))
+end
+
+-- split cuts s at each sep; with max, the last of max fields keeps the rest.
+local function split(s, sep, max)
+  local out, i = {}, 1
+  while true do
+    if max and #out == max - 1 then out[#out + 1] = string.sub(s, i); return out end
+    local j = string.find(s, sep, i, true)
+    if not j then out[#out + 1] = string.sub(s, i); return out end
+    out[#out + 1] = string.sub(s, i, j - 1)
+    i = j + 1
+  end
+end
+
+-- less orders strings by bytes, as ZSET members and Go's strings.Compare do.
+local function less(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+-- hsetMany writes field/value pairs (a flat list) in slices unpack can hold.
+local function hsetMany(key, kv)
+  for i = 1, #kv, WRITE do
+    redis.call('HSET', key, unpack(kv, i, math.min(i + WRITE - 1, #kv)))
+  end
+end
+
+-- Scales: "weight|state|maxOrders|outstanding|baseLoad|activeSinceMs|avgMs|
+-- tailChunk|tailFill|lowChunk"; state a (active), d (draining), x (down).
+local function decScale(s)
+  if not s then return nil end
+  local f = split(s, '|')
+  return {w = tonumber(f[1]), st = f[2], max = tonumber(f[3]), out = tonumber(f[4]),
+    base = tonumber(f[5]), since = f[6], avg = f[7], ct = tonumber(f[8]),
+    cn = tonumber(f[9]), cl = tonumber(f[10])}
+end
+
+local function encScale(c)
+  return table.concat({fmt(c.w), c.st, fmt(c.max), fmt(c.out), fmt(c.base), c.since,
+    c.avg, fmt(c.ct), fmt(c.cn), fmt(c.cl)}, '|')
+end
+
+local function getScale(id) return decScale(redis.call('HGET', K.scales, id)) end
+
+local function copyScale(c)
+  local n = {}
+  for k, v in pairs(c) do n[k] = v end
+  return n
+end
+
+local function count(c) return c.base + c.out end
+
+local function eligible(c)
+  return c ~= nil and c.st == 'a' and (c.max == 0 or count(c) < c.max)
+end
+
+-- agg collects the changes of the pool's free-room aggregates: u counts the
+-- eligible Scales without maxOrders, r sums maxOrders - orderCount over the
+-- other eligible Scales. flushAgg writes them to meta.
+local agg = {u = 0, r = 0}
+
+local function account(c, sign)
+  if not eligible(c) then return end
+  if c.max == 0 then agg.u = agg.u + sign else agg.r = agg.r + sign * (c.max - count(c)) end
+end
+
+local function flushAgg()
+  if agg.u ~= 0 then redis.call('HINCRBY', K.meta, 'u', fmt(agg.u)) end
+  if agg.r ~= 0 then redis.call('HINCRBY', K.meta, 'r', fmt(agg.r)) end
+  agg.u, agg.r = 0, 0
+end
+
+-- saveScale replaces Scale id's record old (nil: new) by new (nil: removed)
+-- in scales, load, elig (unless eligDone: the caller has) and the
+-- aggregates.
+local function saveScale(id, old, new, eligDone)
+  account(old, -1)
+  account(new, 1)
+  if not new then
+    redis.call('HDEL', K.scales, id)
+    redis.call('ZREM', K.load, id)
+    if eligible(old) then redis.call('ZREM', K.elig, id) end
+    return
+  end
+  redis.call('HSET', K.scales, id, encScale(new))
+  if not old or count(old) ~= count(new) then
+    redis.call('ZADD', K.load, fmt(count(new)), id)
+  end
+  if eligDone then return end
+  if eligible(new) then
+    if not eligible(old) or count(old) ~= count(new) then
+      redis.call('ZADD', K.elig, fmt(count(new)), id)
+    end
+  elseif eligible(old) then
+    redis.call('ZREM', K.elig, id)
+  end
+end
+
+-- Orders: "<state><ref>|doneMs|compId|chunk|key", state a (assigned), c
+-- (completed), x (cancelled); ref names the batch in bref, chunk (base 36)
+-- the chunk of the Scale's own index; doneMs is empty while assigned; the
+-- key comes last, as it may hold '|'.
+local function decOrder(s)
+  if not s then return nil end
+  local f = split(s, '|', 5)
+  return {st = string.sub(f[1], 1, 1), ref = string.sub(f[1], 2), done = f[2], comp = f[3],
+    chunk = f[4], key = f[5]}
+end
+
+local function encOrder(o)
+  return table.concat({o.st .. o.ref, o.done, o.comp, o.chunk, o.key}, '|')
+end
+
+local function getOrder(id) return decOrder(redis.call('HGET', K.orders, id)) end
+
+-- live: an order is held while assigned, and until retention has passed
+-- since it was completed or cancelled.
+local function live(o, now, ret)
+  return o.st == 'a' or tonumber(o.done) + ret >= now
+end
+
+-- Batch refs: bref holds ref (base 36) -> "batchId|createdMs|orders", what
+-- the orders of one batch share, for as long as any of them is stored: the
+-- last order record to leave takes it along.
+local function refGet(ref)
+  local v = redis.call('HGET', K.bref, ref)
+  if not v then return nil end
+  local f = split(v, '|')
+  return f[1], f[2], tonumber(f[3])
+end
+
+local function refDrop(ref)
+  local bid, at, refs = refGet(ref)
+  if not bid then return end
+  if refs <= 1 then
+    redis.call('HDEL', K.bref, ref)
+  else
+    redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. fmt(refs - 1))
+  end
+end
+
+-- orderView is an order as replies show it:
+-- "state|assignedMs|doneMs|batchId|compId|key".
+local function orderView(o)
+  local bid, at = refGet(o.ref)
+  return table.concat({o.st, at or '', o.done, bid or '', o.comp, o.key}, '|')
+end
+
+local function ownField(comp, chunk) return comp .. ' ' .. b36(chunk) end
+
+-- ownDrop removes an order id from its chunk of the Scale's own index;
+-- returns whether the chunk is now empty.
+local function ownDrop(comp, chunk, id)
+  local field = ownField(comp, chunk)
+  local v = redis.call('HGET', K.own, field)
+  if not v then return true end
+  local s = ',' .. v
+  local p = string.find(s, ',' .. id .. ',', 1, true)
+  if p then s = string.sub(s, 1, p) .. string.sub(s, p + #id + 2) end
+  if #s == 1 then redis.call('HDEL', K.own, field); return true end
+  redis.call('HSET', K.own, field, string.sub(s, 2))
+  return false
+end
+
+-- advanceLow moves Scale c's lowest chunk past the chunks that emptied, so
+-- that a walk over its own index starts at its oldest outstanding order.
+local function advanceLow(comp, c)
+  while c.cl < c.ct and redis.call('HEXISTS', K.own, ownField(comp, c.cl)) == 0 do
+    c.cl = c.cl + 1
+  end
+end
+
+-- release ends assigned order o (id) in state st at now: the order record,
+-- its Scale's own index and the retention queue. The caller updates the
+-- Scale (c, its record as cached) and saves it.
+local function release(id, o, c, st, now, ret)
+  if c then
+    c.out = c.out - 1
+    if ownDrop(o.comp, tonumber(o.chunk, 36), id) then advanceLow(o.comp, c) end
+  end
+  o.st, o.done = st, fmt(now)
+  redis.call('HSET', K.orders, id, encOrder(o))
+  redis.call('RPUSH', K.oexp, fmt(now + ret) .. '|' .. id)
+end
+
+-- expiredHead reads up to SWEEP entries of queue q if its head has expired:
+-- most calls find nothing to do and pay for one entry.
+local function expiredHead(q, now)
+  local head = redis.call('LRANGE', q, 0, 0)[1]
+  if not head or tonumber(split(head, '|', 2)[1]) >= now then return {} end
+  return redis.call('LRANGE', q, 0, SWEEP - 1)
+end
+
+-- sweep removes at most SWEEP records from each queue whose time has passed:
+-- orders done more than ret ago, batches and their Idempotency-Keys. An entry
+-- whose record was replaced since (an id reused after it expired) only
+-- leaves the queue.
+local function sweep(now, ret)
+  local items = expiredHead(K.oexp, now)
+  local n = 0
+  for _, it in ipairs(items) do
+    local f = split(it, '|', 2)
+    if tonumber(f[1]) >= now then break end
+    n = n + 1
+    local o = getOrder(f[2])
+    if o and not live(o, now, ret) then
+      redis.call('HDEL', K.orders, f[2])
+      refDrop(o.ref)
+    end
+  end
+  if n > 0 then redis.call('LTRIM', K.oexp, n, -1) end
+  items = expiredHead(K.bexp, now)
+  n = 0
+  for _, it in ipairs(items) do
+    local f = split(it, '|', 3)
+    if tonumber(f[1]) >= now then break end
+    n = n + 1
+    local b = redis.call('HGET', K.batches, f[2])
+    if b and tonumber(split(b, '|', 3)[2]) < now then redis.call('HDEL', K.batches, f[2]) end
+    if f[3] ~= '' then
+      local i = redis.call('HGET', K.idem, f[3])
+      if i then
+        local g = split(i, '|', 3)
+        if g[2] == f[2] and tonumber(g[1]) < now then redis.call('HDEL', K.idem, f[3]) end
+      end
+    end
+  end
+  if n > 0 then redis.call('LTRIM', K.bexp, n, -1) end
+end
+
+-- The call ring: meta field rc holds "token=reply" of the last RING calls
+-- that reported something a retry could not recompute (created, deleted,
+-- how many completed), so a call that go-redis re-sends after a lost reply
+-- answers as the first run did.
+local function ringGet(tok)
+  if tok == '' then return nil end
+  local rc = redis.call('HGET', K.meta, 'rc')
+  if not rc then return nil end
+  local p = string.find(' ' .. rc .. ' ', ' ' .. tok .. '=', 1, true)
+  if not p then return nil end
+  local rest = string.sub(rc, p + #tok + 1)
+  local q = string.find(rest, ' ', 1, true)
+  return q and string.sub(rest, 1, q - 1) or rest
+end
+
+local function ringPut(tok, reply)
+  if tok == '' then return end
+  local rc = redis.call('HGET', K.meta, 'rc')
+  local items = rc and split(rc, ' ') or {}
+  items[#items + 1] = tok .. '=' .. reply
+  local from = math.max(1, #items - RING + 1)
+  redis.call('HSET', K.meta, 'rc', table.concat(items, ' ', from))
+end
+
+local function poolExists() return redis.call('EXISTS', K.meta) == 1 end

@@ -1,0 +1,27 @@
+-- pool_put.lua: create a pool or update the fields given.
+--
+-- KEYS: the pool's keys (lib.lua).
+-- ARGV: 1 nowMs, 2 retentionMs, 3 call token, 4 strategy, 5 slowStart ms;
+--   '' keeps the field (or takes the default: waterfill, 0).
+-- Reply: {created (1 or 0), strategy, slowStart ms, createdAt ms, Scales}.
+--
+-- Changing the strategy deletes the strategy's state (strat).
+
+local now, ret, tok = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local created = 0
+if not poolExists() then
+  created = 1
+  redis.call('DEL', K.gone)
+  redis.call('HSET', K.meta, 's', 'waterfill', 'ss', '0', 'c', fmt(now), 'u', '0', 'r', '0')
+end
+if ARGV[4] ~= '' and redis.call('HGET', K.meta, 's') ~= ARGV[4] then
+  redis.call('HSET', K.meta, 's', ARGV[4])
+  redis.call('UNLINK', K.strat)
+end
+if ARGV[5] ~= '' then redis.call('HSET', K.meta, 'ss', ARGV[5]) end
+
+local prior = ringGet(tok)
+if prior then created = tonumber(prior) else ringPut(tok, fmt(created)) end
+sweep(now, ret)
+local m = redis.call('HMGET', K.meta, 's', 'ss', 'c')
+return {created, m[1], m[2], m[3], redis.call('HLEN', K.scales)}

@@ -1,0 +1,28 @@
+-- read.lua: read one thing of a pool; changes nothing.
+--
+-- KEYS: the pool's keys (lib.lua).
+-- ARGV: 1 what, 2 id:
+--   'pool'  -> {strategy, slowStart ms, createdAt ms, Scales}
+--   'scale' -> the Scale's record            (DISPATCH NOSCALE)
+--   'order' -> the order as orderView shows it (DISPATCH NOORDER)
+--   'batch' -> the batch's record            (DISPATCH NOBATCH)
+--   'table' -> {compId, orderCount, ...} of the eligible Scales, sorted
+-- Errors: DISPATCH NOPOOL.
+
+local what, id = ARGV[1], ARGV[2]
+if not poolExists() then return fail('NOPOOL') end
+if what == 'pool' then
+  local m = redis.call('HMGET', K.meta, 's', 'ss', 'c')
+  return {m[1], m[2], m[3], redis.call('HLEN', K.scales)}
+elseif what == 'scale' then
+  return redis.call('HGET', K.scales, id) or fail('NOSCALE', id)
+elseif what == 'order' then
+  local o = getOrder(id)
+  if not o then return fail('NOORDER', id) end
+  return orderView(o)
+elseif what == 'batch' then
+  return redis.call('HGET', K.batches, id) or fail('NOBATCH', id)
+elseif what == 'table' then
+  return redis.call('ZRANGE', K.elig, 0, -1, 'WITHSCORES')
+end
+return fail('INVALID', what)

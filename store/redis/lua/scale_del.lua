@@ -1,0 +1,48 @@
+-- scale_del.lua: remove a Scale; with force, cancel its outstanding orders.
+--
+-- KEYS: the pool's keys (lib.lua).
+-- ARGV: 1 compId, 2 nowMs, 3 retentionMs, 4 call token, 5 force ('1'/'0').
+-- Reply: the number of orders cancelled. Errors: DISPATCH NOPOOL, NOSCALE,
+--   BUSY.
+--
+-- The Scale's own index lists its outstanding orders, so force costs
+-- O(outstanding + chunks between its oldest outstanding order and now).
+
+local id, now, ret, tok, force = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1'
+if not poolExists() then return fail('NOPOOL') end
+
+local c = getScale(id)
+if not c then
+  local prior = ringGet(tok)
+  if prior then return tonumber(prior) end
+  return fail('NOSCALE', id)
+end
+if c.out > 0 and not force then return fail('BUSY', id .. ' ' .. fmt(c.out)) end
+
+local cancelled, okv, qv = 0, {}, {}
+for chunk = c.cl, c.ct do
+  local field = ownField(id, chunk)
+  local v = redis.call('HGET', K.own, field)
+  if v then
+    for oid in string.gmatch(v, '([^,]+),') do
+      local o = getOrder(oid)
+      if o and o.st == 'a' and o.comp == id then
+        o.st, o.done = 'x', fmt(now)
+        okv[#okv + 1] = oid
+        okv[#okv + 1] = encOrder(o)
+        qv[#qv + 1] = fmt(now + ret) .. '|' .. oid
+        cancelled = cancelled + 1
+      end
+    end
+    redis.call('HDEL', K.own, field)
+  end
+end
+hsetMany(K.orders, okv)
+for i = 1, #qv, WRITE do
+  redis.call('RPUSH', K.oexp, unpack(qv, i, math.min(i + WRITE - 1, #qv)))
+end
+saveScale(id, c, nil)
+flushAgg()
+ringPut(tok, fmt(cancelled))
+sweep(now, ret)
+return cancelled

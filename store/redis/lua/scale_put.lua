@@ -1,0 +1,32 @@
+-- scale_put.lua: register a Scale or update the fields given.
+--
+-- KEYS: the pool's keys (lib.lua).
+-- ARGV: 1 compId, 2 nowMs, 3 retentionMs, 4 call token, 5 weight, 6 state
+--   (a, d or x), 7 maxOrders, 8 orderCount; '' keeps the field (or takes
+--   the default: weight 1, active, no maxOrders, orderCount 0).
+-- Reply: {created (1 or 0), scale record}. Errors: DISPATCH NOPOOL.
+
+local id, now, ret, tok = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+if not poolExists() then return fail('NOPOOL') end
+
+local old = getScale(id)
+local c
+if old then
+  c = copyScale(old)
+else
+  c = {w = 1, st = 'a', max = 0, out = 0, base = 0, since = '', avg = '', ct = 0, cn = 0, cl = 0}
+end
+if ARGV[5] ~= '' then c.w = tonumber(ARGV[5]) end
+if ARGV[7] ~= '' then c.max = tonumber(ARGV[7]) end
+if ARGV[6] ~= '' then c.st = ARGV[6] end
+if ARGV[8] ~= '' then c.base = math.max(0, tonumber(ARGV[8]) - c.out) end
+-- Active since now when registered active or when it becomes active.
+if c.st == 'a' and (not old or old.st ~= 'a') then c.since = fmt(now) end
+
+saveScale(id, old, c)
+flushAgg()
+local created = old and 0 or 1
+local prior = ringGet(tok)
+if prior then created = tonumber(prior) else ringPut(tok, fmt(created)) end
+sweep(now, ret)
+return {created, encScale(c)}

@@ -1,0 +1,58 @@
+-- waterfill.lua: the seed's waterfill over a ZSET of eligible Scales (member
+-- compId, score orderCount), as balancing.Waterfill computes it. scripts.go
+-- puts it after lib.lua in front of the scripts that dispatch.
+--
+-- A level i < N-1 holds D = (count[i+1] - count[i]) * (i+1) orders and emits
+-- the ranks 0, i, i-1, ..., 1, 0, i, ...; the last level starts at
+-- (2^31-1) mod N and descends the same way, wrapping. A run of equal counts
+-- is skipped with one ZCOUNT, and only the ranks a batch takes are read
+-- with ZRANGE, so a batch of M orders that crosses k levels of N Scales
+-- costs O(k log N + M).
+
+local LAST = 2147483647
+
+-- wfFetch reads the entries of the ranks that take orders of a level emit,
+-- start, start-1, ..., 0, top, top-1, ...: rank -> compId.
+local function wfFetch(z, top, start, take)
+  local at = {}
+  local function load(lo, hi)
+    if lo > hi then return end
+    local r = redis.call('ZRANGE', z, lo, hi)
+    for j = 1, #r do at[lo + j - 1] = r[j] end
+  end
+  local a = math.min(take, start + 1)
+  load(start - a + 1, start)
+  if take > a then load(math.max(start + 1, top - (take - a) + 1), top) end
+  return at
+end
+
+-- wfPass runs the waterfill for up to want orders over ZSET z, which it
+-- does not change, calling pick(compId) for each order in turn; pick
+-- returns false to stop after that order. It returns the orders picked.
+local function wfPass(z, want, pick)
+  local n = redis.call('ZCARD', z)
+  local done, nxt = 0, 0
+  while done < want and nxt < n do
+    local head = redis.call('ZRANGE', z, nxt, nxt, 'WITHSCORES')
+    local v = tonumber(head[2])
+    local top = redis.call('ZCOUNT', z, '-inf', head[2]) - 1
+    local start, take = 0, want - done
+    if top == n - 1 then
+      start = LAST % n
+    else
+      local above = tonumber(redis.call('ZRANGE', z, top + 1, top + 1, 'WITHSCORES')[2])
+      local width = top + 1
+      -- D may exceed what a batch needs: compare the rounds instead.
+      if above - v < math.ceil(take / width) then take = (above - v) * width end
+    end
+    local at = wfFetch(z, top, start, take)
+    local rank = start
+    for _ = 1, take do
+      done = done + 1
+      if not pick(at[rank]) then return done end
+      if rank == 0 then rank = top else rank = rank - 1 end
+    end
+    nxt = top + 1
+  end
+  return done
+end

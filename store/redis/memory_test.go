@@ -1,0 +1,91 @@
+package redis_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+	"github.com/dispatcher/dispatcher/store/redis"
+	"github.com/dispatcher/dispatcher/store/redis/redistest"
+)
+
+// TestBytesPerOrder measures what an outstanding order costs Redis: used
+// memory before and after dispatching 100,000 orders with 12-byte ids over
+// 100 Scales, in batches of 1,000 with UUIDv7 batch ids. Everything that
+// holds an order counts: its record, its batch's record, the Scale's own
+// index, the batch queue.
+func TestBytesPerOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures 100,000 orders")
+	}
+	for _, batch := range []int{1000, 10} {
+		t.Run(fmt.Sprintf("batch=%d", batch), func(t *testing.T) {
+			perOrder := measureBytesPerOrder(t, 100_000, batch)
+			t.Logf("%.1f bytes per outstanding order (batches of %d)", perOrder, batch)
+			// The aim is 150 in batches of 1,000; small batches pay their
+			// batch record, ref and queue entry over fewer orders.
+			if limit := map[int]float64{1000: 150, 10: 200}[batch]; perOrder > limit {
+				t.Errorf("%.1f bytes per order, want at most %.0f", perOrder, limit)
+			}
+		})
+	}
+}
+
+func measureBytesPerOrder(t *testing.T, orders, batch int) float64 {
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
+	scales := make([]string, 100)
+	for i := range scales {
+		scales[i] = fmt.Sprintf("scale-%02d", i)
+	}
+	mustPool(t, svc, "p", scales...)
+	// One batch first, so that the structures exist and scripts are cached.
+	dispatchN(t, svc, "x", 0, batch)
+	before := usedMemory(t, c)
+	for i := 0; i < orders; i += batch {
+		dispatchN(t, svc, "o", i, batch)
+	}
+	after := usedMemory(t, c)
+	return float64(after-before) / float64(orders)
+}
+
+// dispatchN dispatches n orders with ids prefix-%010d from first.
+func dispatchN(t testing.TB, svc *dispatch.Service, prefix string, first, n int) {
+	t.Helper()
+	in := dispatch.DispatchInput{Pool: "p", Orders: make([]dispatch.OrderInput, n)}
+	for j := range in.Orders {
+		in.Orders[j].ID = fmt.Sprintf("%s-%010d", prefix, first+j)
+	}
+	if _, _, err := svc.Dispatch(context.Background(), in); err != nil {
+		t.Fatalf("Dispatch: %v", err)
+	}
+}
+
+// usedMemory returns INFO memory's used_memory once lazy freeing is done.
+func usedMemory(t testing.TB, c goredis.UniversalClient) int64 {
+	t.Helper()
+	ctx := context.Background()
+	time.Sleep(50 * time.Millisecond)
+	info, err := c.Info(ctx, "memory").Result()
+	if err != nil {
+		t.Fatalf("INFO memory: %v", err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				t.Fatalf("used_memory %q: %v", v, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("INFO memory has no used_memory")
+	return 0
+}

@@ -1,0 +1,199 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// PutPool creates the pool (strategy dispatch.DefaultStrategy unless spec
+// sets one, CreatedAt now) or updates the fields spec sets, and reports
+// whether it was created. Changing the strategy resets its state.
+// ErrUnavailable.
+func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec, now time.Time) (dispatch.Pool, bool, error) {
+	// The list spans slots: the name goes in before the pool exists.
+	if err := s.c.ZAdd(ctx, poolsKey, goredis.Z{Member: name}).Err(); err != nil {
+		return dispatch.Pool{}, false, unavailable(err)
+	}
+	strategy, slowStart := "", ""
+	if spec.Strategy != nil {
+		strategy = string(*spec.Strategy)
+	}
+	if spec.SlowStart != nil {
+		slowStart = strconv.FormatInt(spec.SlowStart.Milliseconds(), 10)
+	}
+	v, err := s.run(ctx, scriptPoolPut, name, ms(now), s.retention.Milliseconds(), token(), strategy, slowStart)
+	if err != nil {
+		return dispatch.Pool{}, false, translate(err, name)
+	}
+	r, _ := v.([]any)
+	if len(r) != 5 {
+		return dispatch.Pool{}, false, fmt.Errorf("redis: pool_put replied %v", v)
+	}
+	created := asInt(r[0]) == 1
+	if created {
+		// A DeletePool of the same name may have removed it meanwhile.
+		if err := s.c.ZAdd(ctx, poolsKey, goredis.Z{Member: name}).Err(); err != nil {
+			return dispatch.Pool{}, false, unavailable(err)
+		}
+	}
+	p, err := decodePool(name, r[1:])
+	return p, created, err
+}
+
+// GetPool returns the pool: ErrPoolNotFound, ErrUnavailable.
+func (s *Store) GetPool(ctx context.Context, name string) (dispatch.Pool, error) {
+	v, err := s.read(ctx, scriptRead, name, "pool", "")
+	if err != nil {
+		return dispatch.Pool{}, translate(err, name)
+	}
+	r, _ := v.([]any)
+	return decodePool(name, r)
+}
+
+// ListPools returns at most p.Limit pools (dispatch.DefaultLimit if it is not
+// positive) sorted by name, after the name p.Cursor, and the name of the
+// last one as the next cursor ("" on the last page). ErrUnavailable.
+func (s *Store) ListPools(ctx context.Context, p dispatch.Page) ([]dispatch.Pool, string, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = dispatch.DefaultLimit
+	}
+	after := p.Cursor
+	var out []dispatch.Pool
+	for len(out) <= limit {
+		want := limit + 1 - len(out)
+		start := "-"
+		if after != "" {
+			start = "(" + after
+		}
+		names, err := s.c.ZRangeArgs(ctx, goredis.ZRangeArgs{
+			Key: poolsKey, Start: start, Stop: "+", ByLex: true, Count: int64(want),
+		}).Result()
+		if err != nil {
+			return nil, "", unavailable(err)
+		}
+		pools, err := s.readPools(ctx, names)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, pools...)
+		if len(names) < want {
+			break
+		}
+		after = names[len(names)-1]
+	}
+	if len(out) > limit {
+		return out[:limit], out[limit-1].Name, nil
+	}
+	return out, "", nil
+}
+
+// readPools reads the named pools in one round trip, skipping the names
+// without a pool: created or deleted under way.
+func (s *Store) readPools(ctx context.Context, names []string) ([]dispatch.Pool, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	metas := make([]*goredis.SliceCmd, len(names))
+	sizes := make([]*goredis.IntCmd, len(names))
+	_, err := s.c.Pipelined(ctx, func(pl goredis.Pipeliner) error {
+		for i, name := range names {
+			k := keysOf(name)
+			metas[i] = pl.HMGet(ctx, k[0], "s", "ss", "c")
+			sizes[i] = pl.HLen(ctx, k[1])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	var out []dispatch.Pool
+	for i, name := range names {
+		m := metas[i].Val()
+		if len(m) != 3 || m[0] == nil {
+			continue
+		}
+		p, err := decodePool(name, []any{m[0], m[1], m[2], sizes[i].Val()})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// DeletePool removes the pool and all its state: ErrPoolNotFound,
+// ErrUnavailable.
+func (s *Store) DeletePool(ctx context.Context, name string) error {
+	if _, err := s.run(ctx, scriptPoolDel, name, token()); err != nil {
+		return translate(err, name)
+	}
+	if err := s.c.ZRem(ctx, poolsKey, name).Err(); err != nil {
+		return unavailable(err)
+	}
+	// A PutPool may have created the pool again since the script ran.
+	n, err := s.c.Exists(ctx, metaKey(name)).Result()
+	if err != nil {
+		return unavailable(err)
+	}
+	if n > 0 {
+		if err := s.c.ZAdd(ctx, poolsKey, goredis.Z{Member: name}).Err(); err != nil {
+			return unavailable(err)
+		}
+	}
+	return nil
+}
+
+// decodePool reads {strategy, slowStart ms, createdAt ms, Scales}.
+func decodePool(name string, r []any) (dispatch.Pool, error) {
+	if len(r) != 4 {
+		return dispatch.Pool{}, fmt.Errorf("redis: pool %q: bad record %v", name, r)
+	}
+	strategy, _ := r[0].(string)
+	var p ints
+	slowStart := p.parse(asString(r[1]))
+	created := p.parse(asString(r[2]))
+	if p.err != nil || strategy == "" {
+		return dispatch.Pool{}, fmt.Errorf("redis: pool %q: bad record %v", name, r)
+	}
+	return dispatch.Pool{
+		Name:       name,
+		Strategy:   dispatch.Strategy(strategy),
+		SlowStart:  time.Duration(slowStart) * time.Millisecond,
+		ScaleCount: int(asInt(r[3])),
+		CreatedAt:  fromMs(created),
+	}, nil
+}
+
+// token returns a random call token: a script that runs twice for one call
+// (go-redis retried it) finds its token in the pool's ring and answers as
+// the first run did.
+func token() string { return strconv.FormatUint(rand.Uint64(), 36) }
+
+func asInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
+	}
+	return 0
+}
+
+func asString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	}
+	return ""
+}

@@ -1,0 +1,47 @@
+package redis
+
+import (
+	"context"
+	"embed"
+	"strings"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+// The scripts, each lua/lib.lua followed by the files it needs.
+var (
+	scriptPoolPut    = loadScript("pool_put.lua")
+	scriptPoolDel    = loadScript("pool_del.lua")
+	scriptScalePut   = loadScript("scale_put.lua")
+	scriptScaleDel   = loadScript("scale_del.lua")
+	scriptScalesList = loadScript("scales_list.lua")
+	scriptDispatch   = loadScript("waterfill.lua", "dispatch.lua")
+	scriptFinish     = loadScript("finish.lua")
+	scriptRead       = loadScript("read.lua")
+)
+
+func loadScript(files ...string) *goredis.Script {
+	var b strings.Builder
+	for _, f := range append([]string{"lib.lua"}, files...) {
+		src, err := luaFiles.ReadFile("lua/" + f)
+		if err != nil {
+			panic("redis: missing script " + f)
+		}
+		b.Write(src)
+		b.WriteByte('\n')
+	}
+	return goredis.NewScript(b.String())
+}
+
+// run runs a mutating script on the keys of pool.
+func (s *Store) run(ctx context.Context, sc *goredis.Script, pool string, args ...any) (any, error) {
+	return sc.Run(ctx, s.c, keysOf(pool), args...).Result()
+}
+
+// read runs a script that changes nothing (EVALSHA_RO) on the keys of pool.
+func (s *Store) read(ctx context.Context, sc *goredis.Script, pool string, args ...any) (any, error) {
+	return sc.RunRO(ctx, s.c, keysOf(pool), args...).Result()
+}

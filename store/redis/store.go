@@ -1,0 +1,99 @@
+package redis
+
+import (
+	"context"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// DefaultRetention is how long completed and cancelled orders stay
+// queryable when Options.Retention is zero.
+const DefaultRetention = 24 * time.Hour
+
+// Options tunes a Store.
+type Options struct {
+	// Retention is how long completed and cancelled orders stay queryable
+	// after they finish (default DefaultRetention). Batch records live
+	// max(Retention, the request's IdempotencyTTL) after they are created.
+	Retention time.Duration
+}
+
+// Client lists the go-redis calls the Store makes, so that a
+// *goredis.Client, a *goredis.ClusterClient or any goredis.UniversalClient
+// fits.
+type Client interface {
+	// The goredis.Scripter methods, which goredis.Script runs scripts with.
+	Eval(ctx context.Context, script string, keys []string, args ...any) *goredis.Cmd
+	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *goredis.Cmd
+	EvalRO(ctx context.Context, script string, keys []string, args ...any) *goredis.Cmd
+	EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *goredis.Cmd
+	ScriptExists(ctx context.Context, hashes ...string) *goredis.BoolSliceCmd
+	ScriptLoad(ctx context.Context, script string) *goredis.StringCmd
+
+	// The pool list, which spans slots and so is kept outside the scripts.
+	ZAdd(ctx context.Context, key string, members ...goredis.Z) *goredis.IntCmd
+	ZRem(ctx context.Context, key string, members ...any) *goredis.IntCmd
+	ZRangeArgs(ctx context.Context, z goredis.ZRangeArgs) *goredis.StringSliceCmd
+	Exists(ctx context.Context, keys ...string) *goredis.IntCmd
+	Pipelined(ctx context.Context, fn func(goredis.Pipeliner) error) ([]goredis.Cmder, error)
+
+	Ping(ctx context.Context) *goredis.StatusCmd
+}
+
+var (
+	_ Client = (*goredis.Client)(nil)
+	_ Client = (*goredis.ClusterClient)(nil)
+	_ Client = goredis.UniversalClient(nil)
+)
+
+// Store is the Redis store. It holds no state of its own, so any number of
+// Stores, in any number of processes, may share one Redis. It is safe for
+// concurrent use. Create one with New.
+type Store struct {
+	c         Client
+	retention time.Duration
+}
+
+var _ dispatch.Store = (*Store)(nil)
+
+// New returns a Store over c. It panics if c is nil.
+func New(c Client, opts Options) *Store {
+	if c == nil {
+		panic("redis: New with a nil Client")
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
+	}
+	return &Store{c: c, retention: opts.Retention}
+}
+
+// Ping reports whether Redis answers: ErrUnavailable if not.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.c.Ping(ctx).Err(); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+// poolsKey is the list of pool names; it spans slots.
+const poolsKey = "dispatch:pools"
+
+// keysOf returns the keys of a pool in the order lua/lib.lua names them.
+func keysOf(pool string) []string {
+	p := "dispatch:{pool:" + pool + "}:"
+	return []string{
+		p + "meta", p + "scales", p + "load", p + "elig", p + "orders", p + "own",
+		p + "batches", p + "idem", p + "oexp", p + "bexp", p + "strat", p + "tmp",
+		p + "gone", p + "bref",
+	}
+}
+
+// metaKey is the pool's record, whose existence is the pool's.
+func metaKey(pool string) string { return "dispatch:{pool:" + pool + "}:meta" }
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMs(v int64) time.Time { return time.UnixMilli(v).UTC() }
