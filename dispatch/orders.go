@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -28,7 +29,14 @@ func (s *Service) Dispatch(ctx context.Context, in DispatchInput) (Batch, bool, 
 	if err != nil {
 		return Batch{}, false, err
 	}
-	return s.store.Dispatch(ctx, req)
+	b, replayed, err := s.store.Dispatch(ctx, req)
+	// A store that failed may still have applied the batch (a reply lost,
+	// then a retry that could not connect): only here is the batch id known
+	// for every failure, so the caller always learns it.
+	if _, ok := errors.AsType[*IndeterminateError](err); !ok && !req.DryRun && errors.Is(err, ErrUnavailable) {
+		err = &IndeterminateError{BatchID: req.BatchID, Err: err}
+	}
+	return b, replayed, err
 }
 
 func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {

@@ -71,7 +71,9 @@ func NewService(store Store, cfg Config) *Service {
 // MaxBatch is the most orders one batch may hold.
 func (s *Service) MaxBatch() int { return s.cfg.MaxBatch }
 
-func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+// now is the clock in UTC milliseconds, the resolution every store keeps,
+// so that both stores answer the same times.
+func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
 
 // PutPool creates or updates a pool and reports whether it was created.
 // ErrInvalidID, ErrUnknownStrategy, ErrOutOfRange.
