@@ -56,7 +56,9 @@ type object struct {
 // errMalformedJSON, errTrailingData, errWrongType.
 func parseObject(body []byte) (*object, error) {
 	var first error
-	if len(bytes.TrimSpace(body)) == 0 {
+	// JSON's whitespace only (RFC 8259): bytes.TrimSpace would also take
+	// \v, \f, U+0085 and U+00A0 for nothing.
+	if len(bytes.Trim(body, " \t\r\n")) == 0 {
 		return &object{members: map[string]json.RawMessage{}, err: &first}, nil
 	}
 	if err := checkDepth(body, maxJSONDepth); err != nil {

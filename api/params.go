@@ -12,11 +12,18 @@ import (
 	"github.com/dispatcher/dispatcher/dispatch"
 )
 
-// pathID returns the path parameter name, unescaped. chi matches the raw
-// path, so an escaped id would otherwise keep its escapes; one that does not
-// unescape is returned as it is and fails the id check of the Service.
+// pathID returns the path parameter name, unescaped once. chi matches the
+// raw path when the request has one (r.URL.RawPath, set when the client
+// escaped more than it had to), so an escaped id would otherwise keep its
+// escapes; one that does not unescape is returned as it is and fails the id
+// check of the Service. Without a raw path chi matches the decoded path,
+// whose ids must not be decoded again: /v1/pools/%2570 names the pool "%70"
+// (invalid), not "p".
 func pathID(r *http.Request, name string) string {
 	v := chi.URLParam(r, name)
+	if r.URL.RawPath == "" {
+		return v
+	}
 	if u, err := url.PathUnescape(v); err == nil {
 		return u
 	}
