@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dispatcher/dispatcher/store/redis"
 )
 
 // config is everything the service reads at start-up: environment variables,
@@ -32,7 +34,20 @@ type config struct {
 	AdminTokens, ClientTokens tokenList
 	// MetricsMaxPools caps the distinct pool label values of the metrics.
 	MetricsMaxPools int
+	// RedisWaitReplicas, if positive, is how many Redis replicas must
+	// acknowledge a batch (WAIT) before it is answered 201; fewer within
+	// RedisWaitTimeout answer 503 outcome-unknown with the batchId.
+	RedisWaitReplicas int
+	RedisWaitTimeout  time.Duration
+	// RedisCAFile, RedisCertFile and RedisKeyFile are PEM files for a
+	// rediss:// URL: the CA to trust instead of the system's, and a client
+	// certificate (see redis.WithTLSFiles).
+	RedisCAFile, RedisCertFile, RedisKeyFile string
 }
+
+// maxWaitReplicas bounds DISPATCHER_REDIS_WAIT_REPLICAS: far more replicas
+// than any deployment runs, so a typo is caught rather than waited for.
+const maxWaitReplicas = 100
 
 // maxHeaderBytes limits the request line and headers; the http.Server
 // answers a request over it with 431 itself, before the API sees it.
@@ -52,6 +67,7 @@ func defaultConfig() config {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MetricsMaxPools:   100,
+		RedisWaitTimeout:  redis.DefaultWaitTimeout,
 	}
 }
 
@@ -95,6 +111,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	str(&c.Addr, "addr", "ADDR", "listen address")
 	str(&c.RedisURL, "redis-url", "REDIS_URL", "Redis URL; empty runs on the embedded store")
 	str(&c.RedisMode, "redis-mode", "REDIS_MODE", "single, cluster or sentinel")
+	var redisURLFile string
+	str(&redisURLFile, "redis-url-file", "REDIS_URL_FILE", "file holding the Redis URL, which may hold a password; DISPATCHER_REDIS_URL gives it inline instead")
+	str(&c.RedisCAFile, "redis-ca-file", "REDIS_CA_FILE", "PEM file of the CA that signed Redis's certificate (rediss://), trusted instead of the system's")
+	str(&c.RedisCertFile, "redis-cert-file", "REDIS_CERT_FILE", "PEM file of the client certificate for a Redis that requires one")
+	str(&c.RedisKeyFile, "redis-key-file", "REDIS_KEY_FILE", "PEM file of the client certificate's key")
+	num(&c.RedisWaitReplicas, "redis-wait-replicas", "REDIS_WAIT_REPLICAS", "Redis replicas that must acknowledge a batch before it is answered (WAIT); 0 does not wait")
+	dur(&c.RedisWaitTimeout, "redis-wait-timeout", "REDIS_WAIT_TIMEOUT", "how long a batch waits for its replicas; fewer answer 503 outcome-unknown")
 	num(&c.MaxBatch, "max-batch", "MAX_BATCH", "orders per batch")
 	body := byteSize(c.MaxBody)
 	if v := env("MAX_BODY"); v != "" {
@@ -125,6 +148,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	c.MaxBody = int64(body)
 	var err error
+	if c.RedisURL, err = loadRedisURL(c.RedisURL, redisURLFile); err != nil {
+		return c, err
+	}
 	if c.AdminTokens, err = loadTokens("ADMIN_TOKENS", env("ADMIN_TOKENS"), adminFile); err != nil {
 		return c, err
 	}
@@ -171,6 +197,17 @@ func (c config) Validate() error {
 	}
 	if c.ReadHeaderTimeout > c.ReadTimeout {
 		errs = append(errs, fmt.Errorf("read header timeout %s: want at most the read timeout %s", c.ReadHeaderTimeout, c.ReadTimeout))
+	}
+	if c.RedisWaitReplicas < 0 || c.RedisWaitReplicas > maxWaitReplicas {
+		errs = append(errs, fmt.Errorf("redis wait replicas %d: want 0 to %d", c.RedisWaitReplicas, maxWaitReplicas))
+	}
+	if c.RedisWaitTimeout <= 0 || c.RedisWaitTimeout > redis.MaxWaitTimeout {
+		errs = append(errs, fmt.Errorf("redis wait timeout %s: want a positive duration up to %s, below the Redis read timeout", c.RedisWaitTimeout, redis.MaxWaitTimeout))
+	} else if c.RedisWaitReplicas > 0 && c.RedisWaitTimeout >= c.RequestTimeout {
+		errs = append(errs, fmt.Errorf("redis wait timeout %s: want it shorter than the request timeout %s", c.RedisWaitTimeout, c.RequestTimeout))
+	}
+	if c.RedisWaitReplicas > 0 && c.RedisURL == "" {
+		errs = append(errs, errors.New("redis wait replicas: needs DISPATCHER_REDIS_URL; the embedded store has no replicas"))
 	}
 	if c.MetricsMaxPools < 0 || c.MetricsMaxPools > 10000 {
 		errs = append(errs, fmt.Errorf("metrics max pools %d: want 0 to 10000", c.MetricsMaxPools))

@@ -38,10 +38,15 @@ func main() {
 // run starts the service and blocks until ctx is done, then drains in-flight
 // requests and closes the store.
 //
-// `dispatcher probe` instead checks a running service's health (see probe).
+// `dispatcher probe` instead checks a running service's health (see probe),
+// and `dispatcher simulate` compares the strategies on one workload (see
+// simulate).
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "probe" {
 		return probe(ctx, args[1:], getenv, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "simulate" {
+		return simulate(ctx, args[1:], stdout, stderr)
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
@@ -49,7 +54,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log := slog.New(slog.NewJSONHandler(stdout, nil))
 
-	store, closeStore, err := openStore(cfg, log)
+	// One registry for every package's metrics, served by the API at
+	// /metrics: the store's collectors join it through metrics.Registry().
+	metrics := api.NewMetrics(api.NewRegistry(), cfg.MetricsMaxPools)
+	store, closeStore, err := openStore(ctx, cfg, log, metrics)
 	if err != nil {
 		return err
 	}
@@ -57,9 +65,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	warnAuth(log, cfg)
 	svc := dispatch.NewService(store, dispatch.Config{MaxBatch: cfg.MaxBatch})
-	// One registry for every package's metrics, served by the API at
-	// /metrics: the store's collectors join it through metrics.Registry().
-	metrics := api.NewMetrics(api.NewRegistry(), cfg.MetricsMaxPools)
 	handler := api.New(svc, api.Options{
 		MaxBody:        cfg.MaxBody,
 		RequestTimeout: cfg.RequestTimeout,

@@ -1,26 +1,38 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
+	"github.com/dispatcher/dispatcher/api"
 	"github.com/dispatcher/dispatcher/dispatch"
 	"github.com/dispatcher/dispatcher/store/memory"
 	"github.com/dispatcher/dispatcher/store/redis"
 )
 
 // openStore returns the store the configuration names and a function that
-// closes it.
-func openStore(cfg config, log *slog.Logger) (dispatch.Store, func(), error) {
+// closes it. A Redis store reports to metrics: its scripts' latencies, its
+// failed calls and its pools' outstanding orders. It fails if Redis refuses
+// the dispatcher (see checkRedis).
+func openStore(ctx context.Context, cfg config, log *slog.Logger, metrics *api.Metrics) (dispatch.Store, func(), error) {
 	if cfg.RedisURL == "" {
 		log.Warn("no DISPATCHER_REDIS_URL: running on the embedded in-memory store; state lives in this process only and is lost when it stops")
 		return memory.New(memory.Options{Retention: cfg.Retention}), func() {}, nil
 	}
-	c, err := redis.NewClient(cfg.RedisURL, cfg.RedisMode)
+	c, err := redis.NewClient(cfg.RedisURL, cfg.RedisMode, redis.WithTLSFiles(cfg.RedisCAFile, cfg.RedisCertFile, cfg.RedisKeyFile))
 	if err != nil {
 		// The URL may hold a password: name the mode, not the URL.
 		return nil, nil, fmt.Errorf("DISPATCHER_REDIS_URL (mode %s): %w", cfg.RedisMode, err)
 	}
-	log.Info("store: redis", "mode", cfg.RedisMode)
-	return redis.New(c, redis.Options{Retention: cfg.Retention}), func() { _ = c.Close() }, nil
+	log.Info("store: redis", "mode", cfg.RedisMode, "waitReplicas", cfg.RedisWaitReplicas, "waitTimeout", cfg.RedisWaitTimeout.String())
+	opts := redis.Options{Retention: cfg.Retention, WaitReplicas: cfg.RedisWaitReplicas, WaitTimeout: cfg.RedisWaitTimeout}
+	c.AddHook(redis.NewMetrics(metrics.Registry()).Hook())
+	store := redis.New(c, opts)
+	metrics.Registry().MustRegister(store.OutstandingCollector(metrics.PoolLabel, cfg.MetricsMaxPools))
+	if err := checkRedis(ctx, store, cfg.RedisMode, log); err != nil {
+		_ = c.Close()
+		return nil, nil, err
+	}
+	return store, func() { _ = c.Close() }, nil
 }

@@ -15,8 +15,10 @@ import (
 // not; an order id the pool holds fails with ErrOrderExists; a batch the
 // eligible Scales have no room for fails with ErrNoEligibleScale. A dry run
 // skips the two lookups, changes nothing and returns the batch without an
-// ID. ErrPoolNotFound, ErrEmptyBatch, ErrDuplicateOrder, ErrInvalidRequest
-// (no BatchID), ErrUnknownStrategy.
+// ID. Then the strategies that read every eligible Scale for every order
+// refuse a batch of more than req.MaxCost eligible Scales × orders with
+// ErrTooExpensive. ErrPoolNotFound, ErrEmptyBatch, ErrDuplicateOrder,
+// ErrInvalidRequest (no BatchID), ErrUnknownStrategy.
 func (s *Store) Dispatch(_ context.Context, req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
 	var out dispatch.Batch
 	var replayed bool
@@ -47,12 +49,9 @@ func (p *pool) dispatch(req dispatch.DispatchRequest) (dispatch.Batch, bool, err
 	if err := p.checkOrders(req); err != nil {
 		return dispatch.Batch{}, false, err
 	}
-	var pl plan
-	switch p.strategy {
-	case dispatch.Waterfill:
-		pl = p.waterfill(len(req.Orders))
-	default:
-		return dispatch.Batch{}, false, errorf(dispatch.ErrUnknownStrategy, "pool %q has strategy %q", p.name, p.strategy)
+	pl, state, err := p.planBatch(req)
+	if err != nil {
+		return dispatch.Batch{}, false, err
 	}
 	b := dispatch.Batch{
 		Pool:        p.name,
@@ -69,6 +68,7 @@ func (p *pool) dispatch(req dispatch.DispatchRequest) (dispatch.Batch, bool, err
 	}
 	b.ID = req.BatchID
 	p.commit(pl, req)
+	p.state = state
 	rec := &batchRecord{batch: b, expires: now.Add(max(p.retention, req.IdempotencyTTL))}
 	p.batches[b.ID] = rec
 	p.expireAt(rec.expires, rec)
@@ -106,12 +106,16 @@ func (p *pool) checkOrders(req dispatch.DispatchRequest) error {
 	return nil
 }
 
-// plan is a batch's assignment before it is applied: the eligible ranking
-// already shows it, the Scales do not yet.
+// plan is a batch's assignment before it is applied: the eligible rankings
+// already show it, the Scales do not yet.
 type plan struct {
 	compIDs []string         // per order, in request order
 	scales  []*scale         // the Scales picked, in the order first picked
 	added   map[*scale]int64 // orders per Scale picked
+	// synced is the part of added that the eligible rankings show, for the
+	// plans of pickEach, which move a Scale only when it fills up or at the
+	// end.
+	synced map[*scale]int64
 }
 
 // waterfill assigns n orders with balancing.Waterfill over the eligible
@@ -152,9 +156,13 @@ func (p *pool) waterfill(n int) plan {
 	return pl
 }
 
-// slot is where sc stands among the eligible Scales with the plan applied.
-func (pl plan) slot(sc *scale) slot {
-	c := sc.OrderCount() + pl.added[sc]
+// slot is where sc, which the plan picked, stands among the eligible Scales
+// with the plan applied.
+func (pl plan) slot(sc *scale) slot { return slotAt(sc, sc.OrderCount()+pl.added[sc]) }
+
+// slotAt is where sc, an active Scale, stands among the eligible Scales at
+// orderCount c.
+func slotAt(sc *scale, c int64) slot {
 	return slot{
 		load: balancing.Load{ID: sc.CompID, Count: c},
 		in:   sc.MaxOrders == 0 || c < sc.MaxOrders,

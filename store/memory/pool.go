@@ -20,12 +20,20 @@ type pool struct {
 
 	scales map[string]*scale
 	// all ranks every Scale, for ListScales; eligible ranks the Scales that
-	// may receive orders, for the strategies and Table.
-	all, eligible ranking
+	// may receive orders, for the strategies and Table. byID holds the
+	// eligible Scales in compId order (every Count 0), so that random,
+	// round-robin and power-of-two find a Scale by its rank in compId order
+	// without reading the pool.
+	all, eligible, byID ranking
 	// unlimited counts the eligible Scales without maxOrders; room is the sum
 	// of maxOrders − orderCount over the other eligible Scales.
 	unlimited int
 	room      int64
+
+	// state is the strategy's state between batches (strategies.go); ring
+	// is the consistent-hash ring, kept only while that is the strategy.
+	state strategyState
+	ring  *balancing.Ring
 
 	orders  map[string]*order
 	batches map[string]*batchRecord
@@ -62,23 +70,21 @@ type scale struct {
 	// assigned holds the Scale's orders in state assigned; Outstanding is
 	// always its size.
 	assigned map[string]*order
-	// avgMs is the exponentially weighted moving average (α = 0.2) of the
-	// reported durations, for weighted-response-time; 0 until the first.
-	avgMs float64
+	// avgMs is the exponentially weighted moving average of the reported
+	// durations (balancing.EWMA), for weighted-response-time; hasAvg says
+	// whether any was reported. It is the Scale's data: a change of strategy
+	// keeps it.
+	avgMs  float64
+	hasAvg bool
 }
 
-// ewmaAlpha is the weight of a new duration in avgMs.
-const ewmaAlpha = 0.2
-
-// observe feeds a reported duration (0: none) into avgMs.
+// observe feeds a reported duration (0: none) into the Scale's average.
 func (sc *scale) observe(durationMs int64) {
-	switch {
-	case durationMs <= 0:
-	case sc.avgMs == 0:
-		sc.avgMs = float64(durationMs)
-	default:
-		sc.avgMs = (1-ewmaAlpha)*sc.avgMs + ewmaAlpha*float64(durationMs)
+	if durationMs <= 0 {
+		return
 	}
+	sc.avgMs = balancing.EWMA(sc.avgMs, sc.hasAvg, durationMs)
+	sc.hasAvg = true
 }
 
 func (sc *scale) load() balancing.Load {
@@ -100,15 +106,26 @@ func (sc *scale) slot() slot {
 // slotChange moves one Scale among the eligible Scales.
 type slotChange struct{ from, to slot }
 
-// moveEligible applies changes to the eligible ranking and the free room.
+// moveEligible applies changes to the eligible rankings and the free room.
 func (p *pool) moveEligible(cs []slotChange) {
 	rcs := make([]change, len(cs))
+	var ids []change
 	for i, c := range cs {
 		p.account(c.from, -1)
 		p.account(c.to, +1)
 		rcs[i] = change{from: c.from.load, to: c.to.load, wasIn: c.from.in, isIn: c.to.in}
+		if c.from.in != c.to.in {
+			id := balancing.Load{ID: c.to.load.ID}
+			if c.from.in {
+				id.ID = c.from.load.ID
+			}
+			ids = append(ids, change{from: id, to: id, wasIn: c.from.in, isIn: c.to.in})
+		}
 	}
 	p.eligible.apply(rcs)
+	if len(ids) > 0 {
+		p.byID.apply(ids)
+	}
 }
 
 // account adds (sign +1) or removes (-1) a slot's share of the free room.
@@ -142,16 +159,22 @@ func (p *pool) settle(ps []prior) {
 	p.moveEligible(el)
 }
 
-// addScale puts a new Scale in the pool and its rankings.
+// addScale puts a new Scale in the pool, its rankings and its ring.
 func (p *pool) addScale(sc *scale) {
 	p.scales[sc.CompID] = sc
 	p.all.apply([]change{{to: sc.load(), isIn: true}})
 	p.moveEligible([]slotChange{{to: sc.slot()}})
+	if p.ring != nil {
+		p.ring.Add(sc.CompID)
+	}
 }
 
-// removeScale takes a Scale out of the pool and its rankings.
+// removeScale takes a Scale out of the pool, its rankings and its ring.
 func (p *pool) removeScale(sc *scale) {
 	delete(p.scales, sc.CompID)
 	p.all.apply([]change{{from: sc.load(), wasIn: true}})
 	p.moveEligible([]slotChange{{from: sc.slot()}})
+	if p.ring != nil {
+		p.ring.Remove(sc.CompID)
+	}
 }

@@ -10,8 +10,9 @@ import (
 
 // PutPool creates the pool (strategy dispatch.DefaultStrategy unless spec
 // sets one, CreatedAt now) or updates the fields spec sets, and reports
-// whether it was created. Changing the strategy resets the strategy's state;
-// waterfill has none.
+// whether it was created. Changing the strategy resets the strategy's state
+// (setting the strategy the pool has already keeps it); response-time
+// averages are the Scales' and stay.
 func (s *Store) PutPool(_ context.Context, name string, spec dispatch.PoolSpec, now time.Time) (dispatch.Pool, bool, error) {
 	var out dispatch.Pool
 	err := s.write(name, func(p *pool) error {
@@ -42,8 +43,9 @@ func (s *Store) PutPool(_ context.Context, name string, spec dispatch.PoolSpec, 
 
 // update sets the fields spec sets.
 func (p *pool) update(spec dispatch.PoolSpec) {
-	if spec.Strategy != nil {
+	if spec.Strategy != nil && *spec.Strategy != p.strategy {
 		p.strategy = *spec.Strategy
+		p.resetStrategy()
 	}
 	if spec.SlowStart != nil {
 		p.slowStart = *spec.SlowStart

@@ -17,7 +17,8 @@ import (
 // ErrOrderExists; a batch the eligible Scales have no room for fails with
 // ErrNoEligibleScale. A dry run skips the two lookups, changes nothing and
 // returns the batch without an ID. ErrPoolNotFound, ErrEmptyBatch,
-// ErrDuplicateOrder, ErrInvalidRequest (no BatchID), ErrUnknownStrategy;
+// ErrDuplicateOrder, ErrInvalidRequest (no BatchID), ErrUnknownStrategy,
+// ErrTooExpensive (req.MaxCost, or dispatch.DefaultMaxCost if unset);
 // ErrUnavailable if Redis cannot be reached, and *dispatch.IndeterminateError
 // if the call was sent but not answered.
 func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
@@ -25,11 +26,15 @@ func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dis
 	if req.DryRun {
 		dry = "1"
 	}
-	args := make([]any, 0, 8+2*len(req.Orders))
+	args := make([]any, 0, 10+2*len(req.Orders))
 	args = append(args, req.BatchID, ms(req.Now), s.retention.Milliseconds(), req.IdempotencyKey,
 		req.Fingerprint, req.IdempotencyTTL.Milliseconds(), dry, len(req.Orders))
 	for _, o := range req.Orders {
 		args = append(args, o.ID, o.Key)
+	}
+	args, err := appendRand(append(args, maxCost(req)), req)
+	if err != nil {
+		return dispatch.Batch{}, false, err
 	}
 	v, err := s.run(ctx, scriptDispatch, req.Pool, args...)
 	if err != nil {
@@ -41,6 +46,11 @@ func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dis
 	}
 	kind := asString(r[0])
 	b, err := decodeBatch(req.Pool, asString(r[1]), asString(r[2]))
+	if err == nil && !req.DryRun {
+		if err := s.waitReplicas(ctx, req.Pool, b.ID); err != nil {
+			return dispatch.Batch{}, false, err
+		}
+	}
 	return b, kind == "replay", err
 }
 

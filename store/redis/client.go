@@ -36,6 +36,13 @@ const (
 	// then fail (503) rather than queue behind a stalled Redis for
 	// readTimeout + 1 s.
 	poolTimeout = time.Second
+	// clusterReloadInterval: a Cluster client re-reads the slot map on a
+	// MOVED reply, but not when a primary stops answering; it keeps
+	// dialling the dead node until its map is this old (go-redis: 60 s).
+	// After a crash the replica takes over in cluster-node-timeout plus
+	// about a second; re-reading every second (one CLUSTER SLOTS, only
+	// while commands flow) follows it within a second.
+	clusterReloadInterval = time.Second
 )
 
 // poolSize: Redis runs scripts one at a time, so connections beyond the
@@ -47,10 +54,14 @@ func poolSize() int { return 10 * runtime.GOMAXPROCS(0) }
 // NewClient returns a go-redis client for url in mode "single" (a redis://
 // or rediss:// URL), "cluster" (redis://h1:p1?addr=h2:p2&addr=h3:p3) or
 // "sentinel" (redis://…?master_name=NAME&addr=…), with the timeouts and
-// retries above wherever the URL does not set them. Every client has
-// ContextTimeoutEnabled, so a request's deadline or cancellation bounds its
-// Redis calls too.
-func NewClient(url, mode string) (goredis.UniversalClient, error) {
+// retries above wherever the URL does not set them, and opts. Every client
+// has ContextTimeoutEnabled, so a request's deadline or cancellation bounds
+// its Redis calls too.
+func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error) {
+	var o clientOptions
+	for _, apply := range opts {
+		apply(&o)
+	}
 	switch mode {
 	case "", "single":
 		opt, err := goredis.ParseURL(url)
@@ -60,6 +71,9 @@ func NewClient(url, mode string) (goredis.UniversalClient, error) {
 		opt.ContextTimeoutEnabled = true
 		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries,
 			&opt.MinRetryBackoff, &opt.MaxRetryBackoff, &opt.PoolSize, &opt.DialerRetries)
+		if opt.TLSConfig, err = o.tls(opt.TLSConfig); err != nil {
+			return nil, err
+		}
 		return goredis.NewClient(opt), nil
 	case "cluster":
 		opt, err := goredis.ParseClusterURL(url)
@@ -69,6 +83,10 @@ func NewClient(url, mode string) (goredis.UniversalClient, error) {
 		opt.ContextTimeoutEnabled = true
 		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries,
 			&opt.MinRetryBackoff, &opt.MaxRetryBackoff, &opt.PoolSize, &opt.DialerRetries)
+		if opt.TLSConfig, err = o.tls(opt.TLSConfig); err != nil {
+			return nil, err
+		}
+		opt.ClusterStateReloadInterval = clusterReloadInterval
 		return goredis.NewClusterClient(opt), nil
 	case "sentinel":
 		opt, err := goredis.ParseFailoverURL(url)
@@ -81,6 +99,9 @@ func NewClient(url, mode string) (goredis.UniversalClient, error) {
 		opt.ContextTimeoutEnabled = true
 		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries,
 			&opt.MinRetryBackoff, &opt.MaxRetryBackoff, &opt.PoolSize, &opt.DialerRetries)
+		if opt.TLSConfig, err = o.tls(opt.TLSConfig); err != nil {
+			return nil, err
+		}
 		return goredis.NewFailoverClient(opt), nil
 	}
 	return nil, fmt.Errorf("redis: DISPATCHER_REDIS_MODE %q: want single, cluster or sentinel", mode)

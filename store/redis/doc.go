@@ -42,12 +42,21 @@
 //	P idem     HASH   Idempotency-Key → "expiresMs|batchId|fingerprint"
 //	P oexp     LIST   "expiresMs|orderId", orders as they complete or cancel
 //	P bexp     LIST   "expiresMs|batchId|key", batches as they are recorded
-//	P strat    HASH   the strategy's state, deleted when the strategy changes
+//	P strat    HASH   the strategy's state, deleted when the strategy changes:
+//	                  last (round-robin, weighted-response-time), c
+//	                  (weighted-round-robin), compId → current weight
+//	                  (smooth-weighted-round-robin, least-connections)
 //	P tmp      ZSET   scratch of a dry run, deleted before its script ends
 //	P gone     STRING the token of the call that deleted the pool (1 minute)
+//	P lex      ZSET   compId → 0, the eligible Scales in compId order, for the
+//	                  strategies that pick by rank or by name
+//	P ring     ZSET   "compId#j" → point, the consistent-hash ring of every
+//	                  registered Scale (j < 100), kept while that is the
+//	                  strategy (lua/ring.lua)
 //
 // (The scripts get them as KEYS in the order meta, scales, load, elig,
-// orders, own, batches, idem, oexp, bexp, strat, tmp, gone, bref.)
+// orders, own, batches, idem, oexp, bexp, strat, tmp, gone, bref, lex,
+// ring.)
 //
 //	dispatch:pools ZSET  every pool name, score 0, in byte order
 //
@@ -65,7 +74,9 @@
 // where marked, base 36:
 //
 //	Scale  weight|state|maxOrders|outstanding|baseLoad|activeSince|avgMs|
-//	       tailChunk|tailFill|lowChunk     (state a active, d draining, x down)
+//	       tailChunk|tailFill|lowChunk     (state a active, d draining, x down;
+//	       avgMs balancing.EWMA of the reported durations in %.17g, empty
+//	       before the first)
 //	order  <state><ref>|doneAt|compId|chunk|key
 //	       (state a assigned, c completed, x cancelled; ref and chunk base 36;
 //	       doneAt empty while assigned; the key last, as it may hold '|')

@@ -72,6 +72,13 @@ func (se scriptError) domain(pool string) error {
 		return errorf(dispatch.ErrDuplicateOrder, "order %q appears more than once", d)
 	case "INVALID":
 		return errorf(dispatch.ErrInvalidRequest, "%s", d)
+	case "TOOEXPENSIVE":
+		f := strings.Fields(d) // strategy, eligible Scales, orders, cap
+		if len(f) != 4 {
+			return errorf(dispatch.ErrTooExpensive, "%s", d)
+		}
+		return errorf(dispatch.ErrTooExpensive, "strategy %s reads every eligible Scale for each order: %s eligible Scales × %s orders is over the cap of %s per batch; send smaller batches",
+			f[0], f[1], f[2], f[3])
 	case "STRATEGY":
 		return errorf(dispatch.ErrUnknownStrategy, "pool %q has strategy %q", pool, d)
 	}

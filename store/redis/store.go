@@ -19,6 +19,14 @@ type Options struct {
 	// after they finish (default DefaultRetention). Batch records live
 	// max(Retention, the request's IdempotencyTTL) after they are created.
 	Retention time.Duration
+	// WaitReplicas, if positive, makes every successful dispatch (a replay
+	// too) wait until that many replicas acknowledge it (Redis WAIT), at
+	// most WaitTimeout (default DefaultWaitTimeout, at most
+	// MaxWaitTimeout). Fewer make the dispatch fail with a
+	// *dispatch.IndeterminateError: the batch is applied on the primary but
+	// a failover may lose it. See wait.go.
+	WaitReplicas int
+	WaitTimeout  time.Duration
 }
 
 // Client lists the go-redis calls the Store makes, so that a
@@ -55,6 +63,7 @@ var (
 type Store struct {
 	c         Client
 	retention time.Duration
+	wait      waitPolicy
 }
 
 var _ dispatch.Store = (*Store)(nil)
@@ -67,7 +76,7 @@ func New(c Client, opts Options) *Store {
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
 	}
-	return &Store{c: c, retention: opts.Retention}
+	return &Store{c: c, retention: opts.Retention, wait: newWaitPolicy(opts)}
 }
 
 // Ping reports whether Redis answers: ErrUnavailable if not.
@@ -87,7 +96,7 @@ func keysOf(pool string) []string {
 	return []string{
 		p + "meta", p + "scales", p + "load", p + "elig", p + "orders", p + "own",
 		p + "batches", p + "idem", p + "oexp", p + "bexp", p + "strat", p + "tmp",
-		p + "gone", p + "bref",
+		p + "gone", p + "bref", p + "lex", p + "ring",
 	}
 }
 

@@ -16,6 +16,11 @@
 // a Scale's outstanding equals the number of its orders in state assigned,
 // Scales list sorted by (orderCount, compId), and the table is the waterfill
 // table of the eligible Scales.
+//
+// The strategy tests (strategies.go and the files after it) hold the
+// reference vectors of DESIGN §3 and a differential test that compares every
+// batch with the balancing package's reference over the candidates computed
+// from what the store shows, random numbers and times given explicitly.
 package storetest
 
 import (
@@ -64,6 +69,21 @@ func tests() []suiteTest {
 		{"Waterfill/MaxOrdersDifferential", Options{}, testMaxOrdersDifferential},
 		{"Waterfill/IneligibleScales", Options{}, testIneligibleScales},
 		{"Waterfill/LargePool", Options{}, testLargePool},
+		{"Strategies/SmoothWeightedRoundRobin", Options{}, testSmoothWeightedRoundRobin},
+		{"Strategies/WeightedRoundRobin", Options{}, testWeightedRoundRobin},
+		{"Strategies/RoundRobin", Options{}, testRoundRobin},
+		{"Strategies/WeightedWaterfill", Options{}, testWeightedWaterfill},
+		{"Strategies/WeightedResponseTime", Options{}, testWeightedResponseTime},
+		{"Strategies/LeastConnections", Options{}, testLeastConnections},
+		{"Strategies/PowerOfTwo", Options{}, testPowerOfTwo},
+		{"Strategies/ConsistentHash", Options{}, testConsistentHash},
+		{"Strategies/SlowStart", Options{}, testSlowStart},
+		{"Strategies/Every", Options{}, testEveryStrategy},
+		{"Strategies/DryRun", Options{}, testStrategyDryRun},
+		{"Strategies/Reset", Options{}, testStrategyReset},
+		{"Strategies/TooExpensive", Options{}, testTooExpensive},
+		{"Strategies/Differential", Options{}, testStrategyDifferential},
+		{"Strategies/LargePool", Options{}, testStrategyLargePool},
 		{"Dispatch/NoEligibleScale", Options{}, testNoEligibleScale},
 		{"Dispatch/OrderExists", Options{}, testOrderExists},
 		{"Dispatch/Idempotency", Options{}, testIdempotency},

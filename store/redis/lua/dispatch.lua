@@ -3,13 +3,15 @@
 -- KEYS: the pool's keys (lib.lua).
 -- ARGV: 1 batchId, 2 nowMs, 3 retentionMs, 4 idempotency key ('' none),
 --   5 fingerprint, 6 idempotency TTL ms, 7 dry run ('1' or '0'), 8 n, then
---   n pairs: order id, order key ('' none). Values after them are reserved
---   for the strategies that draw at random.
+--   n pairs: order id, order key ('' none); then the cost cap (eligible
+--   Scales × orders, for the strategies that read every Scale per order);
+--   then the random numbers: one string of 2n integers below 2^53, each in
+--   14 hex digits, two per order.
 -- Reply: {kind, batchId, record}: kind 'new' (recorded now), 'batch' (this
 --   batchId was recorded before: a retried call), 'replay' (the batch of the
 --   Idempotency-Key) or 'dry' (computed, nothing changed; batchId '');
 --   record is a batch record (doc.go). Errors: DISPATCH NOPOOL, INVALID,
---   IDEM, EMPTY, DUP, EXISTS, NOELIG, STRATEGY.
+--   IDEM, EMPTY, DUP, EXISTS, NOELIG, STRATEGY, TOOEXPENSIVE.
 --
 -- Validation reads only; the first write comes after every check has passed.
 
@@ -18,6 +20,18 @@ local ikey, fp, ittl, dry = ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7] == '1'
 local n = tonumber(ARGV[8])
 local function oid(i) return ARGV[7 + 2 * i] end
 local function okey(i) return ARGV[8 + 2 * i] end
+local maxCost = tonumber(ARGV[9 + 2 * n])
+-- rnd returns the two random numbers of order i.
+local function rnd(i)
+  local s, at = ARGV[10 + 2 * n], (i - 1) * 28
+  return tonumber(string.sub(s, at + 1, at + 14), 16), tonumber(string.sub(s, at + 15, at + 28), 16)
+end
+-- hashKey is what consistent-hash hashes: the order's key, else its id.
+local function hashKey(i)
+  local k = okey(i)
+  if k == '' then return oid(i) end
+  return k
+end
 
 local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
 if not meta[1] then return fail('NOPOOL') end
@@ -55,48 +69,20 @@ if redis.call('ZCARD', K.elig) == 0 then return fail('NOELIG', 'none') end
 local unlimited, room = tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
 if unlimited == 0 and room < n then return fail('NOELIG', fmt(room)) end
 local strategy = meta[1]
-if strategy ~= 'waterfill' then return fail('STRATEGY', strategy) end
 
--- Assign. A Scale that reaches its maxOrders ends a pass: the pass's picks
--- are applied to the ZSET, which the full Scale leaves, and the next pass
--- takes the rest. A dry run applies them to a scratch copy (tmp) instead.
-local comps = {}              -- compId per order, in request order
-local orig, cur, first = {}, {}, {}
-local z = K.elig
-while #comps < n do
-  local round, ids = {}, {}
-  local got = wfPass(z, n - #comps, function(id)
-    local c = cur[id]
-    if not c then
-      orig[id] = getScale(id)
-      c = copyScale(orig[id])
-      cur[id] = c
-      first[#first + 1] = id
-    end
-    if not round[id] then round[id] = 0; ids[#ids + 1] = id end
-    round[id] = round[id] + 1
-    comps[#comps + 1] = id
-    return c.max == 0 or count(c) + round[id] < c.max
-  end)
-  if got == 0 then error('dispatch: no room although the pool counted some') end
-  for _, id in ipairs(ids) do cur[id].out = cur[id].out + round[id] end
-  if #comps < n or not dry then
-    if dry and z == K.elig then
-      redis.call('ZUNIONSTORE', K.tmp, 1, K.elig)
-      z = K.tmp
-    end
-    for _, id in ipairs(ids) do
-      local c = cur[id]
-      if eligible(c) then redis.call('ZADD', z, fmt(count(c)), id) else redis.call('ZREM', z, id) end
-    end
-  end
+local plan, failed
+if strategy == 'waterfill' then
+  plan = wfAssign(n, dry)
+else
+  plan, failed = stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
+  if not plan then return failed end
 end
+local comps, orig, cur, first = plan.comps, plan.orig, plan.cur, plan.first
 
 local parts = {}
 for i = 1, n do parts[i] = oid(i) .. ',' .. comps[i] end
 local pairs_ = table.concat(parts, ',')
 if dry then
-  if z == K.tmp then redis.call('DEL', K.tmp) end
   return {'dry', '', fmt(now) .. '|0|' .. strategy .. '|' .. pairs_}
 end
 
@@ -138,7 +124,7 @@ end
 hsetMany(K.orders, okv)
 for _, id in ipairs(first) do
   advanceLow(id, cur[id])
-  saveScale(id, orig[id], cur[id], true)
+  saveScale(id, orig[id], cur[id], strategy == 'waterfill')
 end
 flushAgg()
 

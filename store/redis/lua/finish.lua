@@ -41,9 +41,13 @@ for i = 1, n do
     release(id, o, c, mode, now, ret)
     local d = tonumber(ARGV[4 + 2 * i])
     if c and mode == 'c' and d > 0 then
-      -- The response-time average for weighted-response-time (alpha 0.2).
-      local avg = tonumber(c.avg) or 0
-      if avg == 0 then avg = d else avg = 0.8 * avg + 0.2 * d end
+      -- The response-time average for weighted-response-time, as
+      -- balancing.EWMA computes it, kept with all 17 digits.
+      local avg = d
+      if c.avg ~= '' then
+        local a = tonumber(c.avg)
+        avg = a + 0.2 * (d - a)
+      end
       c.avg = string.format('%.17g', avg)
     end
     changed = changed + 1

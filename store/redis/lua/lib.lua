@@ -3,7 +3,7 @@
 --
 -- KEYS (every script gets all keys of one pool, in this order; see doc.go):
 --   1 meta  2 scales  3 load  4 elig  5 orders  6 own  7 batches  8 idem
---   9 oexp  10 bexp  11 strat  12 tmp  13 gone  14 bref
+--   9 oexp  10 bexp  11 strat  12 tmp  13 gone  14 bref  15 lex  16 ring
 --
 -- Numbers are exact: every value stays below 2^53 and is formatted with fmt,
 -- never tostring (which keeps only 14 digits). Strings are never compared
@@ -13,7 +13,7 @@ local K = {
   meta = KEYS[1], scales = KEYS[2], load = KEYS[3], elig = KEYS[4],
   orders = KEYS[5], own = KEYS[6], batches = KEYS[7], idem = KEYS[8],
   oexp = KEYS[9], bexp = KEYS[10], strat = KEYS[11], tmp = KEYS[12],
-  gone = KEYS[13], bref = KEYS[14],
+  gone = KEYS[13], bref = KEYS[14], lex = KEYS[15], ring = KEYS[16],
 }
 
 local SWEEP = 128     -- expired records one call removes from each queue
@@ -116,7 +116,7 @@ local function flushAgg()
 end
 
 -- saveScale replaces Scale id's record old (nil: new) by new (nil: removed)
--- in scales, load, elig (unless eligDone: the caller has) and the
+-- in scales, load, lex, elig (unless eligDone: the caller has) and the
 -- aggregates.
 local function saveScale(id, old, new, eligDone)
   account(old, -1)
@@ -124,12 +124,22 @@ local function saveScale(id, old, new, eligDone)
   if not new then
     redis.call('HDEL', K.scales, id)
     redis.call('ZREM', K.load, id)
-    if eligible(old) then redis.call('ZREM', K.elig, id) end
+    if eligible(old) then
+      redis.call('ZREM', K.elig, id)
+      redis.call('ZREM', K.lex, id)
+    end
     return
   end
   redis.call('HSET', K.scales, id, encScale(new))
   if not old or count(old) ~= count(new) then
     redis.call('ZADD', K.load, fmt(count(new)), id)
+  end
+  -- lex holds the eligible Scales by compId alone (score 0), for the
+  -- strategies that pick by rank or by name.
+  if eligible(new) and not eligible(old) then
+    redis.call('ZADD', K.lex, 0, id)
+  elseif eligible(old) and not eligible(new) then
+    redis.call('ZREM', K.lex, id)
   end
   if eligDone then return end
   if eligible(new) then

@@ -5,7 +5,8 @@
 --   '' keeps the field (or takes the default: waterfill, 0).
 -- Reply: {created (1 or 0), strategy, slowStart ms, createdAt ms, Scales}.
 --
--- Changing the strategy deletes the strategy's state (strat).
+-- Changing the strategy deletes the strategy's state (strat) and the ring,
+-- and builds the ring anew for consistent-hash (ring.lua).
 
 local now, ret, tok = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local created = 0
@@ -17,6 +18,7 @@ end
 if ARGV[4] ~= '' and redis.call('HGET', K.meta, 's') ~= ARGV[4] then
   redis.call('HSET', K.meta, 's', ARGV[4])
   redis.call('UNLINK', K.strat)
+  ringReset(ARGV[4])
 end
 if ARGV[5] ~= '' then redis.call('HSET', K.meta, 'ss', ARGV[5]) end
 

@@ -42,6 +42,7 @@ for i = 1, #qv, WRITE do
   redis.call('RPUSH', K.oexp, unpack(qv, i, math.min(i + WRITE - 1, #qv)))
 end
 saveScale(id, c, nil)
+ringTrack(id, false)
 flushAgg()
 ringPut(tok, fmt(cancelled))
 sweep(now, ret)

@@ -24,6 +24,7 @@ if ARGV[8] ~= '' then c.base = math.max(0, tonumber(ARGV[8]) - c.out) end
 if c.st == 'a' and (not old or old.st ~= 'a') then c.since = fmt(now) end
 
 saveScale(id, old, c)
+if not old then ringTrack(id, true) end
 flushAgg()
 local created = old and 0 or 1
 local prior = ringGet(tok)

@@ -56,3 +56,44 @@ local function wfPass(z, want, pick)
   end
   return done
 end
+
+-- wfAssign assigns n orders with the waterfill over elig and returns the
+-- plan of stAssign (assign.lua). A Scale that reaches its maxOrders ends a pass: the pass's picks
+-- are applied to the ZSET, which the full Scale leaves, and the next pass
+-- takes the rest. A dry run applies them to a scratch copy (tmp) instead,
+-- deleted before it returns; a real one leaves elig as the batch ends.
+local function wfAssign(n, dry)
+  local comps = {}              -- compId per order, in request order
+  local orig, cur, first = {}, {}, {}
+  local z = K.elig
+  while #comps < n do
+    local round, ids = {}, {}
+    local got = wfPass(z, n - #comps, function(id)
+      local c = cur[id]
+      if not c then
+        orig[id] = getScale(id)
+        c = copyScale(orig[id])
+        cur[id] = c
+        first[#first + 1] = id
+      end
+      if not round[id] then round[id] = 0; ids[#ids + 1] = id end
+      round[id] = round[id] + 1
+      comps[#comps + 1] = id
+      return c.max == 0 or count(c) + round[id] < c.max
+    end)
+    if got == 0 then error('dispatch: no room although the pool counted some') end
+    for _, id in ipairs(ids) do cur[id].out = cur[id].out + round[id] end
+    if #comps < n or not dry then
+      if dry and z == K.elig then
+        redis.call('ZUNIONSTORE', K.tmp, 1, K.elig)
+        z = K.tmp
+      end
+      for _, id in ipairs(ids) do
+        local c = cur[id]
+        if eligible(c) then redis.call('ZADD', z, fmt(count(c)), id) else redis.call('ZREM', z, id) end
+      end
+    end
+  end
+  if z == K.tmp then redis.call('DEL', K.tmp) end
+  return {comps = comps, orig = orig, cur = cur, first = first}
+end

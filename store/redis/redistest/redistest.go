@@ -29,6 +29,7 @@ type Server struct {
 	dir  string
 	port int
 	args []string // beyond the defaults
+	conf string   // a config file, given first (Sentinel needs one)
 	cmd  *exec.Cmd
 	done chan struct{}
 }
@@ -44,15 +45,29 @@ func Start(t testing.TB) *Server {
 	return start(t)
 }
 
+// StartWith runs a new redis-server as Start does, with args beyond the
+// defaults (e.g. "--requirepass", "secret").
+func StartWith(t testing.TB, args ...string) *Server {
+	t.Helper()
+	return start(t, args...)
+}
+
 // start runs redis-server with args beyond the defaults.
 func start(t testing.TB, args ...string) *Server {
+	t.Helper()
+	return startConf(t, "", args...)
+}
+
+// startConf runs redis-server on config file conf (none if empty) with args
+// beyond the defaults.
+func startConf(t testing.TB, conf string, args ...string) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("redistest: redis-server not found in PATH (%v); the Redis store's tests need it: "+
 			"install it with `apt-get install redis-server` (Debian/Ubuntu) or `brew install redis` (macOS)", err)
 	}
-	s := &Server{t: t, bin: bin, dir: t.TempDir(), args: args}
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), args: args, conf: conf}
 	t.Cleanup(s.Stop)
 	var last error
 	for range 5 { // another process may take the free port before Redis binds it
@@ -112,7 +127,11 @@ func (s *Server) Restart() {
 // launch starts redis-server on s.port and waits until it answers PING.
 func (s *Server) launch() error {
 	logFile := filepath.Join(s.dir, "redis.log")
-	args := append([]string{
+	var args []string
+	if s.conf != "" {
+		args = append(args, s.conf)
+	}
+	args = append(append(args,
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--save", "",
@@ -120,8 +139,8 @@ func (s *Server) launch() error {
 		"--dir", s.dir,
 		"--logfile", logFile,
 		"--daemonize", "no",
-		"--protected-mode", "no",
-	}, s.args...)
+		"--protected-mode", "no"),
+		s.args...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {

@@ -1,0 +1,229 @@
+package redis
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Metrics is the Redis store's Prometheus instrumentation: how long each
+// script takes and which calls fail, observed by a go-redis hook on the
+// client (Metrics.Hook), so the store's code is unchanged by it.
+//
+// Labels are bounded: script is one of the store's script names (below) or
+// "unknown"; call is a script name, a command of the pool list or the
+// readiness check, "pipeline" or "other"; code is one of the codes of
+// errorCode.
+type Metrics struct {
+	scripts *prometheus.HistogramVec
+	errors  *prometheus.CounterVec
+	names   map[string]string // script SHA1 → name
+}
+
+// scriptNames names the scripts in the metrics, after their main file.
+var scriptNames = map[*goredis.Script]string{
+	scriptPoolPut:    "pool_put",
+	scriptPoolDel:    "pool_del",
+	scriptScalePut:   "scale_put",
+	scriptScaleDel:   "scale_del",
+	scriptScalesList: "scales_list",
+	scriptDispatch:   "dispatch",
+	scriptFinish:     "finish",
+	scriptRead:       "read",
+}
+
+// NewMetrics registers the store's collectors on reg and returns them. It
+// panics if reg is nil or already holds them.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	if reg == nil {
+		panic("redis: NewMetrics with a nil registry")
+	}
+	m := &Metrics{
+		scripts: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "dispatcher_redis_script_duration_seconds",
+			Help: "Time from sending a store script to Redis to its answer, retries and redirects included, by script.",
+			// From a read on a near Redis to a dispatch of 10,000 orders.
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"script"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dispatcher_redis_errors_total",
+			Help: "Redis calls of the store that failed (domain answers such as an unknown pool excluded), by call and error code.",
+		}, []string{"call", "code"}),
+		names: make(map[string]string, len(scriptNames)),
+	}
+	for sc, name := range scriptNames {
+		m.names[sc.Hash()] = name
+	}
+	for _, c := range []prometheus.Collector{m.scripts, m.errors} {
+		if err := reg.Register(c); err != nil {
+			panic("redis: NewMetrics: " + err.Error())
+		}
+	}
+	return m
+}
+
+// Hook returns the go-redis hook that feeds m. Add it to the Store's client
+// with AddHook before the first call; on a Cluster client it sees each call
+// once, with its redirects and retries.
+func (m *Metrics) Hook() goredis.Hook { return metricsHook{m} }
+
+type metricsHook struct{ m *Metrics }
+
+func (metricsHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (h metricsHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		if connectionSetup(cmd.Name()) {
+			return next(ctx, cmd)
+		}
+		start := time.Now()
+		err := next(ctx, cmd)
+		if err == nil {
+			err = cmd.Err()
+		}
+		h.m.observe(cmd, time.Since(start), err)
+		return err
+	}
+}
+
+func (h metricsHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		err := next(ctx, cmds)
+		// go-redis sets the error of each command, a failed connection's
+		// on all of them: count the first that is the store's.
+		for _, c := range cmds {
+			if connectionSetup(c.Name()) {
+				continue
+			}
+			if code := errorCode(c.Err()); code != "" {
+				h.m.errors.WithLabelValues("pipeline", code).Inc()
+				break
+			}
+		}
+		return err
+	}
+}
+
+// connectionSetup reports whether a command is one go-redis sends to set up
+// a connection, through the hooks too. Their failures are its business: it
+// goes on without CLIENT SETINFO on a Redis older than 7.2, or without the
+// CLIENT commands an ACL user may not run.
+func connectionSetup(name string) bool {
+	switch name {
+	case "hello", "auth", "client", "select", "readonly":
+		return true
+	}
+	return false
+}
+
+// observe records one call: a script's duration, a failure's code.
+func (m *Metrics) observe(cmd goredis.Cmder, d time.Duration, err error) {
+	if isNoScript(err) {
+		// EVALSHA before the script is cached: Run sends EVAL next, which
+		// is the call that counts.
+		return
+	}
+	call := m.scriptName(cmd)
+	if call != "" {
+		m.scripts.WithLabelValues(call).Observe(d.Seconds())
+	} else {
+		call = commandLabel(cmd.Name())
+	}
+	if code := errorCode(err); code != "" {
+		m.errors.WithLabelValues(call, code).Inc()
+	}
+}
+
+// scriptName returns the name of the script cmd runs, "unknown" for a
+// script the store does not have, and "" if cmd runs none.
+func (m *Metrics) scriptName(cmd goredis.Cmder) string {
+	args := cmd.Args()
+	if len(args) < 2 {
+		return ""
+	}
+	var sha string
+	switch cmd.Name() {
+	case "evalsha", "evalsha_ro":
+		sha, _ = args[1].(string)
+	case "eval", "eval_ro":
+		src, _ := args[1].(string)
+		h := sha1.Sum([]byte(src))
+		sha = hex.EncodeToString(h[:])
+	default:
+		return ""
+	}
+	if name, ok := m.names[sha]; ok {
+		return name
+	}
+	return "unknown"
+}
+
+// commandLabel bounds the call label of a command that is not a script:
+// the store sends only these.
+func commandLabel(name string) string {
+	switch name {
+	case "zadd", "zrem", "zrange", "zcard", "exists", "ping", "wait", "set":
+		return name
+	}
+	return "other"
+}
+
+// The code label's values besides the first word of a Redis error reply
+// (those of transientPrefixes, and ERR).
+const (
+	codeTimeout     = "timeout"      // no answer in time: a hung or far Redis
+	codeNetwork     = "network"      // no connection, or it broke
+	codePoolTimeout = "pool_timeout" // every connection busy for PoolTimeout
+	codeDeadline    = "deadline"     // the request's own deadline passed
+	codeCanceled    = "canceled"     // the caller went away
+	codeOther       = "other"
+)
+
+// errorCode classifies err for the code label; "" for no failure: nil,
+// redis.Nil and the store's domain answers ("DISPATCH …").
+func errorCode(err error) string {
+	switch {
+	case err == nil, errors.Is(err, goredis.Nil):
+		return ""
+	case errors.Is(err, context.DeadlineExceeded):
+		return codeDeadline
+	case errors.Is(err, context.Canceled):
+		return codeCanceled
+	case errors.Is(err, goredis.ErrPoolTimeout):
+		return codePoolTimeout
+	}
+	var re goredis.Error
+	if errors.As(err, &re) {
+		msg := re.Error()
+		if strings.HasPrefix(msg, "DISPATCH ") {
+			return ""
+		}
+		word, _, _ := strings.Cut(msg, " ")
+		for _, p := range transientPrefixes {
+			if p == word {
+				return word
+			}
+		}
+		if word == "ERR" {
+			return word
+		}
+		return codeOther
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return codeTimeout
+	}
+	return codeNetwork
+}
+
+func isNoScript(err error) bool {
+	var re goredis.Error
+	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "NOSCRIPT")
+}

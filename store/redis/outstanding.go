@@ -1,0 +1,86 @@
+package redis
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// outstandingTimeout bounds the Redis reads of one scrape.
+const outstandingTimeout = 2 * time.Second
+
+var (
+	outstandingDesc = prometheus.NewDesc("dispatcher_outstanding_orders",
+		"Orders assigned and neither completed nor cancelled, by pool, read from Redis at each scrape.",
+		[]string{"pool"}, nil)
+	poolsDesc = prometheus.NewDesc("dispatcher_pools",
+		"Pools in Redis, read at each scrape.", nil, nil)
+)
+
+// OutstandingCollector returns a collector of the pools in Redis
+// (dispatcher_pools) and the outstanding orders of each
+// (dispatcher_outstanding_orders{pool}), read at each scrape, so every
+// replica reports the same numbers whatever it served.
+//
+// Each scrape reads at most maxPools pools, the first by name, at three
+// O(1) commands each in one pipeline: a pool's outstanding orders are its
+// order records less its finished ones (HLEN orders − LLEN oexp, off
+// briefly when an id is reused before its old record is swept). A pool is
+// reported under label(pool) — api.Metrics.PoolLabel, whose cap holds for
+// every per-pool metric — and left out if that is not its own name: the
+// per-pool series stay bounded, and other pools do not hide in an
+// aggregate that would need reading them all. A scrape that cannot reach
+// Redis reports neither metric; the hook counts the failure.
+func (s *Store) OutstandingCollector(label func(pool string) string, maxPools int) prometheus.Collector {
+	return &outstandingCollector{c: s.c, label: label, max: maxPools}
+}
+
+type outstandingCollector struct {
+	c     Client
+	label func(string) string
+	max   int
+}
+
+func (o *outstandingCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- outstandingDesc
+	ch <- poolsDesc
+}
+
+func (o *outstandingCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), outstandingTimeout)
+	defer cancel()
+	var names []string
+	if o.max > 0 {
+		var err error
+		names, err = o.c.ZRangeArgs(ctx, goredis.ZRangeArgs{
+			Key: poolsKey, Start: "-", Stop: "+", ByLex: true, Count: int64(o.max),
+		}).Result()
+		if err != nil {
+			return
+		}
+	}
+	type counts struct{ exists, orders, finished *goredis.IntCmd }
+	cs := make([]counts, len(names))
+	var total *goredis.IntCmd
+	_, err := o.c.Pipelined(ctx, func(pl goredis.Pipeliner) error {
+		total = pl.ZCard(ctx, poolsKey)
+		for i, name := range names {
+			p := "dispatch:{pool:" + name + "}:"
+			cs[i] = counts{pl.Exists(ctx, p+"meta"), pl.HLen(ctx, p+"orders"), pl.LLen(ctx, p+"oexp")}
+		}
+		return nil
+	})
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(poolsDesc, prometheus.GaugeValue, float64(total.Val()))
+	for i, name := range names {
+		if cs[i].exists.Val() == 0 || o.label(name) != name {
+			continue
+		}
+		n := max(0, cs[i].orders.Val()-cs[i].finished.Val())
+		ch <- prometheus.MustNewConstMetric(outstandingDesc, prometheus.GaugeValue, float64(n), name)
+	}
+}

@@ -1,0 +1,169 @@
+package redistest
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Proxy is a TCP proxy between a Redis client and a redis-server that can
+// lose the reply to a command after Redis has executed it, or slow every
+// reply down. A lost reply either closes both connections instead of being
+// passed on (the client sees a dropped connection, as after a network cut,
+// and go-redis retries) or is held forever (the client waits for its
+// deadline).
+type Proxy struct {
+	ln      net.Listener
+	target  string
+	trigger []byte // a command whose bytes contain trigger may lose its reply
+	drops   atomic.Int64
+	holds   atomic.Int64
+	delay   atomic.Int64 // nanoseconds added before each reply
+	dropped atomic.Int64
+	mu      sync.Mutex
+	conns   []net.Conn
+}
+
+// NewProxy listens on a free loopback port and forwards to target until t
+// ends. trigger names the commands whose replies DropNext and HoldNext may
+// lose, such as "evalsha" (case-insensitive); "" names every command.
+func NewProxy(t testing.TB, target, trigger string) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("redistest: proxy: %v", err)
+	}
+	p := &Proxy{ln: ln, target: target, trigger: bytes.ToLower([]byte(trigger))}
+	go p.serve()
+	t.Cleanup(p.close)
+	return p
+}
+
+// Addr returns where clients connect.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// URL returns a redis:// URL of the proxy for goredis.ParseURL.
+func (p *Proxy) URL() string { return "redis://" + p.Addr() + "/0" }
+
+// DropNext makes the next n triggering commands lose their replies, with
+// their connections.
+func (p *Proxy) DropNext(n int) { p.drops.Add(int64(n)) }
+
+// HoldNext makes the next n triggering commands never get their replies.
+func (p *Proxy) HoldNext(n int) { p.holds.Add(int64(n)) }
+
+// SetDelay makes every reply from now on reach the client d late (0: at
+// once), as a slow network or a loaded server would.
+func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
+
+// Heal disarms the drops and holds not yet used and removes the delay.
+func (p *Proxy) Heal() {
+	p.drops.Store(0)
+	p.holds.Store(0)
+	p.delay.Store(0)
+}
+
+// Dropped returns how many replies were lost or held so far.
+func (p *Proxy) Dropped() int64 { return p.dropped.Load() }
+
+func (p *Proxy) close() {
+	_ = p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+}
+
+func (p *Proxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, s)
+		p.mu.Unlock()
+		go p.pipe(c, s)
+	}
+}
+
+// pipe forwards one client connection. A triggering command that finds a
+// drop or a hold armed marks the connection; the reply that follows is lost.
+func (p *Proxy) pipe(c, s net.Conn) {
+	var doomed, held atomic.Bool
+	kill := func() { _ = c.Close(); _ = s.Close() }
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := c.Read(buf)
+			if n > 0 {
+				if bytes.Contains(bytes.ToLower(buf[:n]), p.trigger) {
+					if takeArmed(&p.drops) {
+						doomed.Store(true)
+					} else if takeArmed(&p.holds) {
+						held.Store(true)
+					}
+				}
+				if _, werr := s.Write(buf[:n]); werr != nil {
+					kill()
+					return
+				}
+			}
+			if err != nil {
+				kill()
+				return
+			}
+		}
+	}()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := s.Read(buf)
+		switch {
+		case n > 0 && doomed.Load():
+			// Redis has executed the command: lose its reply.
+			p.dropped.Add(1)
+			kill()
+			return
+		case n > 0 && held.Load():
+			p.dropped.Add(1)
+			_, _ = io.Copy(io.Discard, s) // until the connection closes
+			kill()
+			return
+		case n > 0:
+			if d := time.Duration(p.delay.Load()); d > 0 {
+				time.Sleep(d)
+			}
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				kill()
+				return
+			}
+		}
+		if err != nil {
+			kill()
+			return
+		}
+	}
+}
+
+// takeArmed decrements n if it is positive and reports whether it did.
+func takeArmed(n *atomic.Int64) bool {
+	for {
+		v := n.Load()
+		if v <= 0 {
+			return false
+		}
+		if n.CompareAndSwap(v, v-1) {
+			return true
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// StartSentinel runs a Redis Sentinel that monitors primary under
+// masterName with a quorum of one, and returns it once it knows the
+// primary and every replica in replicas. It declares a primary down after
+// a second without answers. It stops with t.Cleanup.
+func StartSentinel(t testing.TB, masterName string, primary *Server, replicas ...*Server) *Server {
+	t.Helper()
+	// Sentinel rewrites its configuration file, so it gets one of its own.
+	conf := filepath.Join(t.TempDir(), "sentinel.conf")
+	body := fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d 1\n"+
+		"sentinel down-after-milliseconds %[1]s 1000\n"+
+		"sentinel failover-timeout %[1]s 10000\n", masterName, primary.port)
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		t.Fatalf("redistest: sentinel config: %v", err)
+	}
+	s := startConf(t, conf, "--sentinel")
+	c := goredis.NewSentinelClient(&goredis.Options{Addr: s.Addr()})
+	defer c.Close()
+	waitFor(t, "sentinel "+s.Addr()+" knows "+masterName, func(ctx context.Context) (bool, string) {
+		addr, err := c.GetMasterAddrByName(ctx, masterName).Result()
+		if err != nil || len(addr) != 2 || addr[1] != strconv.Itoa(primary.port) {
+			return false, fmt.Sprint(addr, err)
+		}
+		// A replica the sentinel has not yet read INFO from is no candidate
+		// for a failover (NOGOODSLAVE).
+		rs, err := c.Replicas(ctx, masterName).Result()
+		good := 0
+		for _, r := range rs {
+			if r["flags"] == "slave" && r["master-link-status"] == "ok" && r["info-refresh"] != "" &&
+				r["info-refresh"] != "0" && r["role-reported"] == "slave" {
+				good++
+			}
+		}
+		return err == nil && good == len(replicas), fmt.Sprint(rs, err)
+	})
+	return s
+}
