@@ -1,10 +1,14 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/dispatcher/dispatcher/store/redis"
+	"github.com/dispatcher/dispatcher/store/redis/redistest"
 )
 
 // badInputEnv is a server holding:
@@ -13,9 +17,10 @@ import (
 //     batch went with Idempotency-Key k-used;
 //   - pool idle: one draining Scale, so no Scale is eligible.
 //
-// It returns the env and the paths whose answers must not change.
-func badInputEnv(t *testing.T) (*env, []string, []string) {
-	e := newEnv(t)
+// opts choose the store (the memory store by default). It returns the env
+// and the paths whose answers must not change.
+func badInputEnv(t *testing.T, opts ...envOption) (*env, []string, []string) {
+	e := newEnv(t, opts...)
 	e.must(t, http.StatusCreated, nil, "PUT", "/v1/pools/p", "")
 	e.must(t, http.StatusCreated, nil, "PUT", "/v1/pools/p/scales/S1", "")
 	e.must(t, http.StatusCreated, nil, "PUT", "/v1/pools/p/scales/S2", `{"orderCount": 100}`)
@@ -47,10 +52,41 @@ type badCase struct {
 	slug         string
 }
 
-// TestBadInput sends every kind of bad input of DESIGN §4 and checks the
-// status, the problem type and that the store is exactly as before.
+// badInputStores are the stores TestBadInput runs its table over: each
+// returns the options of a fresh, empty store for newEnv.
+var badInputStores = []struct {
+	name  string
+	store func(t *testing.T) []envOption
+}{
+	{"memory", func(*testing.T) []envOption { return nil }},
+	{"redis", func(t *testing.T) []envOption {
+		// One redis-server for the whole run: the table sets the env up
+		// once and its cases change nothing.
+		srv := redistest.Start(t)
+		c, err := redis.NewClient(srv.URL(), "single")
+		if err != nil {
+			t.Fatalf("redis.NewClient: %v", err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		if err := c.FlushAll(context.Background()).Err(); err != nil {
+			t.Fatalf("FLUSHALL: %v", err)
+		}
+		return []envOption{withStore(redis.New(c, redis.Options{}))}
+	}},
+}
+
+// TestBadInput sends every kind of bad input of DESIGN §4, on each store,
+// and checks the status, the problem type and that the store is exactly as
+// before.
 func TestBadInput(t *testing.T) {
-	e, pools, probes := badInputEnv(t)
+	for _, st := range badInputStores {
+		t.Run(st.name, func(t *testing.T) { testBadInput(t, st.store(t)...) })
+	}
+}
+
+// testBadInput runs the table of badCases over an env on the store of opts.
+func testBadInput(t *testing.T, opts ...envOption) {
+	e, pools, probes := badInputEnv(t, opts...)
 	before := e.snapshot(t, pools, probes...)
 	for _, c := range badCases() {
 		t.Run(c.name, func(t *testing.T) {
