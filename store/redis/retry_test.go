@@ -21,7 +21,7 @@ import (
 // still answer as if it ran once, and every count must equal the records.
 func TestRetriedScriptsApplyOnce(t *testing.T) {
 	srv := redistest.Start(t)
-	px := newProxy(t, srv.Addr(), "evalsha")
+	px := redistest.NewProxy(t, srv.Addr(), "evalsha")
 	c, err := redis.NewClient("redis://"+px.Addr(), "single")
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func checkCounts(t *testing.T, st dispatch.Store, pool string, ids []string) {
 // error names it, and it was.
 func TestDispatchWithoutAnswerIsIndeterminate(t *testing.T) {
 	srv := redistest.Start(t)
-	px := newProxy(t, srv.Addr(), "evalsha")
+	px := redistest.NewProxy(t, srv.Addr(), "evalsha")
 	c, err := redis.NewClient("redis://"+px.Addr(), "single")
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +215,7 @@ func TestDispatchWithoutAnswerIsIndeterminate(t *testing.T) {
 // IndeterminateError naming the batch, which was applied.
 func TestDroppedWithoutRetryIsIndeterminate(t *testing.T) {
 	srv := redistest.Start(t)
-	px := newProxy(t, srv.Addr(), "evalsha")
+	px := redistest.NewProxy(t, srv.Addr(), "evalsha")
 	c := goredis.NewClient(&goredis.Options{Addr: px.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = c.Close() })
 	st := redis.New(c, redis.Options{})
