@@ -43,6 +43,9 @@ type config struct {
 	// rediss:// URL: the CA to trust instead of the system's, and a client
 	// certificate (see redis.WithTLSFiles).
 	RedisCAFile, RedisCertFile, RedisKeyFile string
+	// DebugAddr, if set, serves net/http/pprof on a listener of its own
+	// (debug.go); empty, the default, serves no profiles at all.
+	DebugAddr string
 }
 
 // maxWaitReplicas bounds DISPATCHER_REDIS_WAIT_REPLICAS: far more replicas
@@ -133,6 +136,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	dur(&c.ReadTimeout, "read-timeout", "READ_TIMEOUT", "time to read a whole request, body included")
 	dur(&c.WriteTimeout, "write-timeout", "WRITE_TIMEOUT", "time from the end of the request headers to the end of the response")
 	dur(&c.IdleTimeout, "idle-timeout", "IDLE_TIMEOUT", "how long an idle keep-alive connection stays open")
+	str(&c.DebugAddr, "debug-addr", "DEBUG_ADDR", "listen address of the pprof debug listener, e.g. 127.0.0.1:6060; empty serves none")
 	num(&c.MetricsMaxPools, "metrics-max-pools", "METRICS_MAX_POOLS", "distinct pool labels in the metrics; further pools are reported as _other")
 	var adminFile, clientFile string
 	str(&adminFile, "admin-tokens-file", "ADMIN_TOKENS_FILE", "file of admin bearer tokens, one a line or comma-separated; DISPATCHER_ADMIN_TOKENS gives them inline instead")

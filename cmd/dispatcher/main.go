@@ -75,7 +75,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Spec:           dispatcher.OpenAPI,
 	})
 
-	// Open the listener first so that a bad or busy address fails start-up.
+	// Open the listeners first so that a bad or busy address fails start-up.
+	debug, err := startDebug(cfg.DebugAddr, log)
+	if err != nil {
+		return err
+	}
+	defer debug.Close()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
