@@ -62,6 +62,7 @@ var problemTypes = []problemType{
 	{dispatch.ErrNoEligibleScale, http.StatusConflict, "no-eligible-scale", "No eligible Scale"},
 	{dispatch.ErrScaleBusy, http.StatusConflict, "scale-busy", "Scale has outstanding orders"},
 	{dispatch.ErrOrderState, http.StatusConflict, "order-state", "Order state does not allow this"},
+	{dispatch.ErrScaleState, http.StatusConflict, "scale-state", "Scale state does not allow this"},
 
 	{errBodyTooLarge, http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large"},
 	{errUnsupportedMedia, http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported media type"},

@@ -111,6 +111,7 @@ func (s *server) routes() {
 		r.Get("/v1/pools/{pool}", s.handle(s.getPool))
 		r.Get("/v1/pools/{pool}/scales", s.handle(s.listScales))
 		r.Get("/v1/pools/{pool}/scales/{compId}", s.handle(s.getScale))
+		r.Get("/v1/pools/{pool}/scales/{compId}/orders", s.handle(s.listScaleOrders))
 		r.Post("/v1/pools/{pool}/batches", s.handle(s.dispatch))
 		r.Get("/v1/pools/{pool}/batches/{batchId}", s.handle(s.getBatch))
 		r.Get("/v1/pools/{pool}/orders/{orderId}", s.handle(s.getOrder))
@@ -133,6 +134,7 @@ func (s *server) routes() {
 		r.Delete("/v1/pools/{pool}", s.handle(s.deletePool))
 		r.Put("/v1/pools/{pool}/scales/{compId}", s.handle(s.putScale))
 		r.Delete("/v1/pools/{pool}/scales/{compId}", s.handle(s.deleteScale))
+		r.Post("/v1/pools/{pool}/scales/{compId}/reassign", s.handle(s.reassignScale))
 		r.Method(http.MethodGet, "/metrics", s.metrics.handler(s.log))
 	})
 }

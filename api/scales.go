@@ -92,3 +92,68 @@ func (s *server) deleteScale(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
+
+// reassignJSON reports where the outstanding orders of a down Scale went.
+type reassignJSON struct {
+	Pool       string     `json:"pool"`
+	CompID     string     `json:"compId"`
+	Reassigned []moveJSON `json:"reassigned"`
+}
+
+type moveJSON struct {
+	OrderID string `json:"orderId"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+}
+
+// reassignScale re-dispatches the outstanding orders of a down Scale with
+// the pool's strategy, all or none, and answers where each went, oldest
+// first. The body is optional and, if sent, an empty object.
+func (s *server) reassignScale(w http.ResponseWriter, r *http.Request) error {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	o, err := parseObject(body)
+	if err != nil {
+		return err
+	}
+	if err := o.close(); err != nil {
+		return err
+	}
+	pool, compID := pathID(r, "pool"), pathID(r, "compId")
+	moves, err := s.svc.Reassign(r.Context(), pool, compID)
+	if err != nil {
+		return err
+	}
+	out := reassignJSON{Pool: pool, CompID: compID, Reassigned: make([]moveJSON, len(moves))}
+	for i, m := range moves {
+		out.Reassigned[i] = moveJSON{OrderID: m.OrderID, From: compID, To: m.CompID}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+type orderListJSON struct {
+	Orders     []orderJSON `json:"orders"`
+	NextCursor string      `json:"nextCursor,omitempty"`
+}
+
+// listScaleOrders answers one page of a Scale's outstanding orders, oldest
+// first.
+func (s *server) listScaleOrders(w http.ResponseWriter, r *http.Request) error {
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	orders, next, err := s.svc.ListScaleOrders(r.Context(), pathID(r, "pool"), pathID(r, "compId"), p)
+	if err != nil {
+		return err
+	}
+	out := orderListJSON{Orders: make([]orderJSON, len(orders)), NextCursor: next}
+	for i, o := range orders {
+		out.Orders[i] = toOrder(o)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -62,6 +62,9 @@ var (
 	// ErrOrderState is a transition the order's state does not allow, such as
 	// completing a cancelled order.
 	ErrOrderState = errors.New("order state does not allow this")
+	// ErrScaleState is an operation the Scale's state does not allow, such
+	// as reassigning the orders of a Scale that is not down.
+	ErrScaleState = errors.New("scale state does not allow this")
 )
 
 // ErrUnavailable means the store is unreachable or did not answer (HTTP 503).

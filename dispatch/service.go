@@ -161,6 +161,44 @@ func (s *Service) DeleteScale(ctx context.Context, pool, compID string, force bo
 	return s.store.DeleteScale(ctx, pool, compID, force, s.now())
 }
 
+// Reassign re-dispatches the outstanding orders of a down Scale to the
+// pool's eligible Scales with the pool's strategy, atomically, and returns
+// where each went (CompID the new Scale), oldest first. ErrInvalidID and the
+// errors of Store.Reassign.
+func (s *Service) Reassign(ctx context.Context, pool, compID string) ([]Assignment, error) {
+	if err := checkIDs("pool", pool, "compId", compID); err != nil {
+		return nil, err
+	}
+	sc, err := s.store.GetScale(ctx, pool, compID)
+	if err != nil {
+		return nil, err
+	}
+	if sc.State != Down {
+		return nil, errorf(ErrScaleState, "scale %q is %s, not down", compID, sc.State)
+	}
+	rnd := make([]uint64, 2*sc.Outstanding)
+	for i := range rnd {
+		rnd[i] = s.cfg.Rand()
+	}
+	return s.store.Reassign(ctx, ReassignRequest{
+		Pool: pool, CompID: compID, Now: s.now(), Rand: rnd, MaxCost: s.cfg.MaxCost,
+	})
+}
+
+// ListScaleOrders returns one page of a Scale's outstanding orders, oldest
+// first. ErrInvalidID, ErrOutOfRange, ErrInvalidRequest (cursor),
+// ErrPoolNotFound, ErrScaleNotFound.
+func (s *Service) ListScaleOrders(ctx context.Context, pool, compID string, p Page) ([]Order, string, error) {
+	if err := checkIDs("pool", pool, "compId", compID); err != nil {
+		return nil, "", err
+	}
+	p, err := normalizePage(p)
+	if err != nil {
+		return nil, "", err
+	}
+	return s.store.ListScaleOrders(ctx, pool, compID, p)
+}
+
 // GetBatch returns a recorded batch: ErrInvalidID, ErrPoolNotFound,
 // ErrBatchNotFound.
 func (s *Service) GetBatch(ctx context.Context, pool, batchID string) (Batch, error) {

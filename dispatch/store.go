@@ -56,6 +56,23 @@ type Store interface {
 	// nothing. ErrPoolNotFound, ErrOrderNotFound, ErrOrderState (a completed
 	// order).
 	Cancel(ctx context.Context, pool, orderID string, now time.Time) (Order, error)
+	// Reassign moves every outstanding (assigned) order of Scale
+	// req.CompID, which must be down, to the pool's eligible Scales with the
+	// pool's strategy, as a batch of those orders would be assigned (the
+	// strategy's state advances as for that batch), all or none. The orders
+	// are taken in order of assignment, oldest first, and each keeps its
+	// id, batch, key and assignedAt; it is appended to its new Scale's
+	// orders. It returns the moves in that order (CompID the new Scale); a
+	// down Scale without outstanding orders gives none. ErrPoolNotFound,
+	// ErrScaleNotFound, ErrScaleState (not down), ErrNoEligibleScale (no
+	// room for all of them), ErrTooExpensive.
+	Reassign(ctx context.Context, req ReassignRequest) ([]Assignment, error)
+	// ListScaleOrders returns the outstanding orders of a Scale in order of
+	// assignment (oldest first) after p.Cursor (a value the store returned
+	// before, else ErrInvalidRequest), and the next cursor ("" on the last
+	// page). Orders that change between pages may be skipped or repeated.
+	// ErrPoolNotFound, ErrScaleNotFound.
+	ListScaleOrders(ctx context.Context, pool, compID string, p Page) ([]Order, string, error)
 	// Table returns the waterfill table over the pool's eligible Scales.
 	// ErrPoolNotFound.
 	Table(ctx context.Context, pool string) (Table, error)
@@ -85,5 +102,20 @@ type DispatchRequest struct {
 	DryRun bool
 	// MaxCost caps eligible Scales × orders for the strategies that cost
 	// O(N) per order (ErrTooExpensive beyond it).
+	MaxCost int64
+}
+
+// ReassignRequest re-dispatches the outstanding orders of a down Scale (see
+// Store.Reassign), validated and completed by the Service.
+type ReassignRequest struct {
+	Pool   string
+	CompID string
+	Now    time.Time
+	// Rand holds two uniform integers in [0, 2^53) per order, as for a
+	// dispatch, for the Scale's outstanding orders in order of assignment;
+	// numbers it lacks (orders that arrived since the Service counted them)
+	// count as 0.
+	Rand []uint64
+	// MaxCost caps eligible Scales × orders as for a dispatch.
 	MaxCost int64
 }

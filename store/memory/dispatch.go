@@ -197,6 +197,8 @@ func (p *pool) commit(pl plan, req dispatch.DispatchRequest) {
 			State:      dispatch.Assigned,
 			AssignedAt: req.Now,
 		}}
+		p.seq++
+		o.seq = p.seq
 		p.orders[o.ID] = o
 		sc.assigned[o.ID] = o
 		sc.Outstanding++

@@ -15,6 +15,8 @@ const sweepLimit = 128
 type order struct {
 	dispatch.Order
 	expires time.Time
+	// seq orders a Scale's outstanding orders by when they came to it.
+	seq uint64
 }
 
 // live reports whether the order is still held at now: assigned orders

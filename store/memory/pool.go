@@ -35,7 +35,9 @@ type pool struct {
 	state strategyState
 	ring  *balancing.Ring
 
-	orders  map[string]*order
+	orders map[string]*order
+	// seq numbers orders as they come to a Scale (order.seq).
+	seq     uint64
 	batches map[string]*batchRecord
 	idem    map[string]*idemRecord
 	expiry  expiryQueue

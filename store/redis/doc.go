@@ -37,7 +37,8 @@
 //	P bref     HASH   ref → "batchId|createdAt ms|orders": what the orders of
 //	                  one batch share, kept while any of them is stored
 //	P own      HASH   "compId chunk" → "id,id,…," the Scale's assigned orders,
-//	                  at most 64 ids per chunk (for DeleteScale with force)
+//	                  at most 64 ids per chunk, oldest first (for DeleteScale
+//	                  with force, Reassign and ListScaleOrders)
 //	P batches  HASH   batchId → batch record
 //	P idem     HASH   Idempotency-Key → "expiresMs|batchId|fingerprint"
 //	P oexp     LIST   "expiresMs|orderId", orders as they complete or cancel

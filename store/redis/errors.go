@@ -63,6 +63,9 @@ func (se scriptError) domain(pool string) error {
 	case "BUSY":
 		id, n, _ := strings.Cut(d, " ")
 		return errorf(dispatch.ErrScaleBusy, "scale %q has %s outstanding orders", id, n)
+	case "SCALESTATE":
+		id, state, _ := strings.Cut(d, " ")
+		return errorf(dispatch.ErrScaleState, "scale %q is %s, not down", id, state)
 	case "STATE":
 		id, state, _ := strings.Cut(d, " ")
 		return errorf(dispatch.ErrOrderState, "order %q is %s", id, state)

@@ -1,0 +1,120 @@
+-- reassign.lua: move the outstanding orders of a down Scale to the pool's
+-- eligible Scales with the pool's strategy, all or nothing, as a batch of
+-- those orders (oldest first) would be assigned.
+--
+-- KEYS: the pool's keys (lib.lua).
+-- ARGV: 1 compId, 2 nowMs, 3 retentionMs, 4 cost cap (as dispatch.lua),
+--   5 the random numbers: one string of 14-hex-digit integers, two per
+--   order in order of assignment (numbers it lacks count as 0).
+-- Reply: {orderId, new compId, ...} oldest first; empty when the Scale has
+--   no outstanding orders (so a retried call moves nothing twice). Errors:
+--   DISPATCH NOPOOL, NOSCALE, SCALESTATE, NOELIG, STRATEGY, TOOEXPENSIVE.
+--
+-- Each order keeps its record (batch ref, key) but for its compId and
+-- chunk; it goes to the tail of its new Scale's own index. Validation reads
+-- only; the first write comes after every check has passed.
+
+local from, now, ret, maxCost = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
+if not meta[1] then return fail('NOPOOL') end
+local src = getScale(from)
+if not src then return fail('NOSCALE', from) end
+if src.st ~= 'x' then
+  local names = {a = 'active', d = 'draining', x = 'down'}
+  return fail('SCALESTATE', from .. ' ' .. (names[src.st] or src.st))
+end
+
+-- The Scale's outstanding orders, oldest first, from its own index.
+local ids, recs, fields = {}, {}, {}
+for chunk = src.cl, src.ct do
+  local field = ownField(from, chunk)
+  local v = redis.call('HGET', K.own, field)
+  if v then
+    fields[#fields + 1] = field
+    for oid in string.gmatch(v, '([^,]+),') do
+      local o = getOrder(oid)
+      if o and o.st == 'a' and o.comp == from then
+        ids[#ids + 1] = oid
+        recs[#recs + 1] = o
+      end
+    end
+  end
+end
+local n = #ids
+if n == 0 then
+  sweep(now, ret)
+  return {}
+end
+if redis.call('ZCARD', K.elig) == 0 then return fail('NOELIG', 'none') end
+local unlimited, room = tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
+if unlimited == 0 and room < n then return fail('NOELIG', fmt(room)) end
+local strategy = meta[1]
+
+local function rnd(i)
+  local s, at = ARGV[5], (i - 1) * 28
+  return tonumber(string.sub(s, at + 1, at + 14), 16) or 0,
+    tonumber(string.sub(s, at + 15, at + 28), 16) or 0
+end
+local function hashKey(i)
+  local k = recs[i].key
+  if k == '' then return ids[i] end
+  return k
+end
+
+local plan, failed
+if strategy == 'waterfill' then
+  plan = wfAssign(n, false)
+else
+  plan, failed = stAssign(strategy, n, false, now, maxCost, rnd, hashKey)
+  if not plan then return failed end
+end
+local comps, orig, cur, first = plan.comps, plan.orig, plan.cur, plan.first
+
+-- Each Scale's new orders go to the tail chunks of its own index.
+local byScale, chunkOf, ownKV = {}, {}, {}
+for i = 1, n do
+  local t = byScale[comps[i]]
+  if not t then t = {}; byScale[comps[i]] = t end
+  t[#t + 1] = i
+end
+for _, id in ipairs(first) do
+  local c, idx, j = cur[id], byScale[id], 1
+  while j <= #idx do
+    if c.cn >= CHUNK then c.ct, c.cn = c.ct + 1, 0 end
+    local field = ownField(id, c.ct)
+    local take = math.min(#idx - j + 1, CHUNK - c.cn)
+    local buf = {}
+    if c.cn > 0 then buf[1] = redis.call('HGET', K.own, field) or '' end
+    for k = j, j + take - 1 do
+      buf[#buf + 1] = ids[idx[k]] .. ','
+      chunkOf[idx[k]] = b36(c.ct)
+    end
+    ownKV[#ownKV + 1] = field
+    ownKV[#ownKV + 1] = table.concat(buf)
+    c.cn, j = c.cn + take, j + take
+  end
+end
+for _, f in ipairs(fields) do redis.call('HDEL', K.own, f) end
+hsetMany(K.own, ownKV)
+
+local okv, reply = {}, {}
+for i = 1, n do
+  local o = recs[i]
+  o.comp, o.chunk = comps[i], chunkOf[i]
+  okv[#okv + 1] = ids[i]
+  okv[#okv + 1] = encOrder(o)
+  reply[#reply + 1] = ids[i]
+  reply[#reply + 1] = comps[i]
+end
+hsetMany(K.orders, okv)
+for _, id in ipairs(first) do
+  advanceLow(id, cur[id])
+  saveScale(id, orig[id], cur[id], strategy == 'waterfill')
+end
+local nsrc = copyScale(src)
+nsrc.out = nsrc.out - n
+advanceLow(from, nsrc)
+saveScale(from, src, nsrc)
+flushAgg()
+sweep(now, ret)
+return reply

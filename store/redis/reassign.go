@@ -1,0 +1,80 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// Reassign moves the outstanding orders of a down Scale to the pool's
+// eligible Scales with the pool's strategy, as a batch of those orders,
+// oldest first, would be assigned, all or none, in one script call. A call
+// that go-redis re-sends after it ran finds the Scale without outstanding
+// orders and moves nothing. ErrPoolNotFound, ErrScaleNotFound, ErrScaleState,
+// ErrNoEligibleScale, ErrUnknownStrategy, ErrTooExpensive, ErrUnavailable.
+func (s *Store) Reassign(ctx context.Context, req dispatch.ReassignRequest) ([]dispatch.Assignment, error) {
+	dr := dispatch.DispatchRequest{Orders: make([]dispatch.OrderInput, len(req.Rand)/2), Rand: req.Rand, MaxCost: req.MaxCost}
+	args, err := appendRand([]any{req.CompID, ms(req.Now), s.retention.Milliseconds(), maxCost(dr)}, dr)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.run(ctx, scriptReassign, req.Pool, args...)
+	if err != nil {
+		return nil, translate(err, req.Pool)
+	}
+	r, _ := v.([]any)
+	if len(r)%2 != 0 {
+		return nil, fmt.Errorf("redis: reassign replied %v", v)
+	}
+	out := make([]dispatch.Assignment, 0, len(r)/2)
+	for i := 0; i < len(r); i += 2 {
+		out = append(out, dispatch.Assignment{OrderID: asString(r[i]), CompID: asString(r[i+1])})
+	}
+	return out, nil
+}
+
+// ListScaleOrders returns at most p.Limit (dispatch.DefaultLimit if not
+// positive) outstanding orders of the Scale, oldest first, after p.Cursor,
+// and the cursor of the next page ("" on the last page). A cursor is
+// opaque: the chunk of the Scale's own index and the last order returned;
+// one the store did not make is ErrInvalidRequest. An order that left the
+// Scale between pages may make the next page repeat orders of its chunk.
+// ErrPoolNotFound, ErrScaleNotFound, ErrUnavailable.
+func (s *Store) ListScaleOrders(ctx context.Context, pool, compID string, p dispatch.Page) ([]dispatch.Order, string, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = dispatch.DefaultLimit
+	}
+	chunk, after := "", ""
+	if p.Cursor != "" {
+		c, id, ok := strings.Cut(p.Cursor, ".")
+		if _, err := strconv.ParseUint(c, 36, 52); !ok || err != nil || !dispatch.ValidID(id) {
+			return nil, "", errorf(dispatch.ErrInvalidRequest, "cursor %q was not made by this list", p.Cursor)
+		}
+		chunk, after = c, id
+	}
+	v, err := s.read(ctx, scriptScaleOrders, pool, compID, limit, chunk, after)
+	if err != nil {
+		return nil, "", translate(err, pool)
+	}
+	r, _ := v.([]any)
+	if len(r) < 2 || len(r)%2 != 0 {
+		return nil, "", fmt.Errorf("redis: scale_orders replied %v", v)
+	}
+	out := make([]dispatch.Order, 0, (len(r)-2)/2)
+	for i := 2; i < len(r); i += 2 {
+		o, err := decodeOrder(asString(r[i]), asString(r[i+1]))
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, o)
+	}
+	next := ""
+	if asInt(r[0]) == 1 && len(out) > 0 {
+		next = asString(r[1]) + "." + out[len(out)-1].ID
+	}
+	return out, next, nil
+}
