@@ -86,30 +86,7 @@ if dry then
   return {'dry', '', fmt(now) .. '|0|' .. strategy .. '|' .. pairs_}
 end
 
--- Each Scale's new orders go to the tail chunks of its own index.
-local byScale, chunkOf, ownKV = {}, {}, {}
-for i = 1, n do
-  local t = byScale[comps[i]]
-  if not t then t = {}; byScale[comps[i]] = t end
-  t[#t + 1] = i
-end
-for _, id in ipairs(first) do
-  local c, idx, j = cur[id], byScale[id], 1
-  while j <= #idx do
-    if c.cn >= CHUNK then c.ct, c.cn = c.ct + 1, 0 end
-    local field = ownField(id, c.ct)
-    local take = math.min(#idx - j + 1, CHUNK - c.cn)
-    local buf = {}
-    if c.cn > 0 then buf[1] = redis.call('HGET', K.own, field) or '' end
-    for k = j, j + take - 1 do
-      buf[#buf + 1] = oid(idx[k]) .. ','
-      chunkOf[idx[k]] = b36(c.ct)
-    end
-    ownKV[#ownKV + 1] = field
-    ownKV[#ownKV + 1] = table.concat(buf)
-    c.cn, j = c.cn + take, j + take
-  end
-end
+local chunkOf, ownKV = ownAppend(comps, first, cur, n, oid)
 hsetMany(K.own, ownKV)
 
 local at = fmt(now)

@@ -308,3 +308,35 @@ local function ringPut(tok, reply)
 end
 
 local function poolExists() return redis.call('EXISTS', K.meta) == 1 end
+
+-- ownAppend puts orders 1..n, assigned to comps[i], at the tail chunks of
+-- their Scales' own index: cur[id] holds a Scale's tail chunk (ct) and its
+-- fill (cn), first lists the Scales in the order first picked, idOf(i) names
+-- order i. Returns each order's chunk (base 36) and the HSET field/value list
+-- for K.own, which the caller writes.
+local function ownAppend(comps, first, cur, n, idOf)
+  local byScale, chunkOf, ownKV = {}, {}, {}
+  for i = 1, n do
+    local t = byScale[comps[i]]
+    if not t then t = {}; byScale[comps[i]] = t end
+    t[#t + 1] = i
+  end
+  for _, id in ipairs(first) do
+    local c, idx, j = cur[id], byScale[id], 1
+    while j <= #idx do
+      if c.cn >= CHUNK then c.ct, c.cn = c.ct + 1, 0 end
+      local field = ownField(id, c.ct)
+      local take = math.min(#idx - j + 1, CHUNK - c.cn)
+      local buf = {}
+      if c.cn > 0 then buf[1] = redis.call('HGET', K.own, field) or '' end
+      for k = j, j + take - 1 do
+        buf[#buf + 1] = idOf(idx[k]) .. ','
+        chunkOf[idx[k]] = b36(c.ct)
+      end
+      ownKV[#ownKV + 1] = field
+      ownKV[#ownKV + 1] = table.concat(buf)
+      c.cn, j = c.cn + take, j + take
+    end
+  end
+  return chunkOf, ownKV
+end
