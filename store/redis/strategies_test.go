@@ -155,22 +155,10 @@ func picker(st dispatch.Strategy, state balancing.Picker) balancing.Picker {
 	case dispatch.PowerOfTwo:
 		return balancing.PowerOfTwo{}
 	}
-	switch p := state.(type) {
-	case *balancing.RoundRobin:
-		c := *p
-		return &c
-	case *balancing.WeightedRoundRobin:
-		c := *p
-		return &c
-	case *balancing.SmoothWeightedRoundRobin:
-		return &balancing.SmoothWeightedRoundRobin{Current: maps.Clone(p.Current)}
-	case *balancing.WeightedResponseTime:
-		c := *p
-		return &c
-	case *balancing.LeastConnections:
-		return &balancing.LeastConnections{Current: maps.Clone(p.Current)}
+	if state == nil {
+		return nil
 	}
-	return nil
+	return balancing.Clone(state)
 }
 
 // perOrder reports whether a strategy reads every eligible Scale for every

@@ -52,7 +52,7 @@ func (d *diffPool) expect(t testing.TB, s dispatch.Store, req dispatch.DispatchR
 	}
 	p := d.picker
 	if req.DryRun {
-		p = clonePicker(p)
+		p = balancing.Clone(p)
 	}
 	return strings.Join(runPicker(p, cands, maxOrders(scales), req.Rand, len(req.Orders)), " "), true
 }

@@ -156,26 +156,6 @@ func newPicker(st dispatch.Strategy) balancing.Picker {
 	return nil
 }
 
-// clonePicker returns a copy of p that shares no state with it.
-func clonePicker(p balancing.Picker) balancing.Picker {
-	switch p := p.(type) {
-	case *balancing.RoundRobin:
-		c := *p
-		return &c
-	case *balancing.WeightedRoundRobin:
-		c := *p
-		return &c
-	case *balancing.SmoothWeightedRoundRobin:
-		return &balancing.SmoothWeightedRoundRobin{Current: maps.Clone(p.Current)}
-	case *balancing.WeightedResponseTime:
-		c := *p
-		return &c
-	case *balancing.LeastConnections:
-		return &balancing.LeastConnections{Current: maps.Clone(p.Current)}
-	}
-	return p
-}
-
 // runPicker picks m orders with p over cands as a store must: order k
 // draws rnd[2k] and rnd[2k+1], its Scale's count rises before the next
 // pick, and a Scale that reaches its maxOrders (in maxOf, 0: none) leaves
