@@ -217,3 +217,17 @@ func wrongType(path string, raw json.RawMessage, want string) error {
 	}
 	return fmt.Errorf("%w: %s: got %s, want %s", errWrongType, path, got, want)
 }
+
+// readEmptyBody reads the body of an endpoint that takes none: absent, or
+// the empty object. Anything else is the same problem any body gets.
+func (s *server) readEmptyBody(w http.ResponseWriter, r *http.Request) error {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	o, err := parseObject(body)
+	if err != nil {
+		return err
+	}
+	return o.close()
+}

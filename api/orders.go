@@ -47,15 +47,7 @@ func (s *server) completeOrder(w http.ResponseWriter, r *http.Request) error {
 // cancelOrder cancels one order. It takes no body; one that is sent must be
 // the empty object.
 func (s *server) cancelOrder(w http.ResponseWriter, r *http.Request) error {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return err
-	}
-	o, err := parseObject(body)
-	if err != nil {
-		return err
-	}
-	if err := o.close(); err != nil {
+	if err := s.readEmptyBody(w, r); err != nil {
 		return err
 	}
 	order, err := s.svc.CancelOrder(r.Context(), pathID(r, "pool"), pathID(r, "orderId"))

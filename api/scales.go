@@ -110,15 +110,7 @@ type moveJSON struct {
 // the pool's strategy, all or none, and answers where each went, oldest
 // first. The body is optional and, if sent, an empty object.
 func (s *server) reassignScale(w http.ResponseWriter, r *http.Request) error {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return err
-	}
-	o, err := parseObject(body)
-	if err != nil {
-		return err
-	}
-	if err := o.close(); err != nil {
+	if err := s.readEmptyBody(w, r); err != nil {
 		return err
 	}
 	pool, compID := pathID(r, "pool"), pathID(r, "compId")
