@@ -21,6 +21,7 @@ import (
 	"github.com/dispatcher/dispatcher/store/memory"
 	"github.com/dispatcher/dispatcher/store/redis"
 	"github.com/dispatcher/dispatcher/store/redis/redistest"
+	"github.com/dispatcher/dispatcher/store/storetest"
 )
 
 // TestDifferentialStrategies runs every strategy over random pools: Scales
@@ -125,42 +126,6 @@ func (s *sim) must(what string, f func(st dispatch.Store) (string, error)) strin
 	return got
 }
 
-// newState returns the balancing state of a strategy, fresh.
-func newState(st dispatch.Strategy) balancing.Picker {
-	switch st {
-	case dispatch.RoundRobin:
-		return &balancing.RoundRobin{}
-	case dispatch.WeightedRoundRobin:
-		return &balancing.WeightedRoundRobin{}
-	case dispatch.SmoothWeightedRoundRobin:
-		return &balancing.SmoothWeightedRoundRobin{}
-	case dispatch.WeightedResponseTime:
-		return &balancing.WeightedResponseTime{}
-	case dispatch.LeastConnections:
-		return &balancing.LeastConnections{}
-	}
-	return nil
-}
-
-// picker returns the Picker of a strategy over a copy of state; nil for
-// waterfill and consistent-hash.
-func picker(st dispatch.Strategy, state balancing.Picker) balancing.Picker {
-	switch st {
-	case dispatch.WeightedWaterfill:
-		return balancing.WeightedWaterfill{}
-	case dispatch.Random:
-		return balancing.Random{}
-	case dispatch.WeightedRandom:
-		return balancing.WeightedRandom{}
-	case dispatch.PowerOfTwo:
-		return balancing.PowerOfTwo{}
-	}
-	if state == nil {
-		return nil
-	}
-	return balancing.Clone(state)
-}
-
 // perOrder reports whether a strategy reads every eligible Scale for every
 // order, and so has a cost cap.
 func perOrder(st dispatch.Strategy) bool {
@@ -173,7 +138,7 @@ func perOrder(st dispatch.Strategy) bool {
 
 func (s *sim) pool(name string, st dispatch.Strategy) {
 	ctx := context.Background()
-	m := &model{strategy: st, state: newState(st), avgs: map[string]float64{}, owner: map[string]string{}, scales: map[string]bool{}}
+	m := &model{strategy: st, state: storetest.NewPicker(st), avgs: map[string]float64{}, owner: map[string]string{}, scales: map[string]bool{}}
 	slow := []time.Duration{0, 0, time.Minute, time.Hour}[s.rng.IntN(4)]
 	now := s.tick(time.Second)
 	s.must("PutPool", func(d dispatch.Store) (string, error) {
@@ -216,7 +181,7 @@ func (s *sim) pool(name string, st dispatch.Strategy) {
 						return "", err
 					})
 					if x != st {
-						m.state = newState(st)
+						m.state = storetest.NewPicker(st)
 					}
 				}
 			}
@@ -523,7 +488,7 @@ func (m *model) picks(scales []dispatch.Scale, slowStart time.Duration, req disp
 	if m.strategy == dispatch.ConsistentHash {
 		ring = balancing.NewRing(balancing.DefaultVNodes, ids...)
 	}
-	p := picker(m.strategy, m.state)
+	p := balancing.Clone(m.state)
 	out := make([]string, 0, n)
 	for i, o := range req.Orders {
 		var id string

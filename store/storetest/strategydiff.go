@@ -29,7 +29,7 @@ func (d *diffPool) setStrategy(t testing.TB, s dispatch.Store, st dispatch.Strat
 	t.Helper()
 	setStrategy(t, s, d.name, st, now)
 	if st != d.st {
-		d.st, d.picker = st, newPicker(st)
+		d.st, d.picker = st, NewPicker(st)
 	}
 }
 

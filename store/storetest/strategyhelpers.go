@@ -130,9 +130,10 @@ func candidates(t testing.TB, s dispatch.Store, pool string, now time.Time, avgs
 	return cands, all
 }
 
-// newPicker returns the balancing Picker of a strategy with a fresh state,
-// or nil for waterfill and consistent-hash, which are not Pickers.
-func newPicker(st dispatch.Strategy) balancing.Picker {
+// NewPicker returns the balancing Picker of a strategy with a fresh state,
+// or nil for waterfill and consistent-hash, which are not Pickers: the
+// reference a store's picks are compared with.
+func NewPicker(st dispatch.Strategy) balancing.Picker {
 	switch st {
 	case dispatch.WeightedWaterfill:
 		return balancing.WeightedWaterfill{}
