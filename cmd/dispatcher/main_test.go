@@ -87,33 +87,16 @@ func TestRunServesAndShutsDown(t *testing.T) {
 }
 
 func TestRunFailsOnBusyAddress(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sink := &logSink{addr: make(chan string, 1)}
-	go func() { _ = run(ctx, []string{"-addr", "127.0.0.1:0"}, envOf(nil), sink, io.Discard) }()
-	var addr string
-	select {
-	case addr = <-sink.addr:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("first server did not start; log:\n%s", sink)
-	}
-	err := run(ctx, []string{"-addr", addr}, envOf(nil), io.Discard, io.Discard)
+	addr, _ := startRun(t, nil, nil)
+	err := run(context.Background(), []string{"-addr", addr}, envOf(nil), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "listen") {
 		t.Errorf("got %v, want a listen error for a busy address", err)
 	}
 }
 
 func TestProbe(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sink := &logSink{addr: make(chan string, 1)}
-	go func() { _ = run(ctx, []string{"-addr", "127.0.0.1:0"}, envOf(nil), sink, io.Discard) }()
-	var addr string
-	select {
-	case addr = <-sink.addr:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("server did not start; log:\n%s", sink)
-	}
+	ctx := context.Background()
+	addr, _ := startRun(t, nil, nil)
 	env := envOf(map[string]string{"DISPATCHER_ADDR": addr})
 	var out bytes.Buffer
 	if err := run(ctx, []string{"probe", "-path", "/readyz"}, env, &out, io.Discard); err != nil {
@@ -125,30 +108,18 @@ func TestProbe(t *testing.T) {
 	if err := run(ctx, []string{"probe", "-path", "/nope"}, env, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("probe of a missing path: got %v, want a 404 error", err)
 	}
-	cancel()
-	time.Sleep(100 * time.Millisecond)
 	dead := envOf(map[string]string{"DISPATCHER_ADDR": "127.0.0.1:1"})
-	if err := run(context.Background(), []string{"probe"}, dead, io.Discard, io.Discard); err == nil {
+	if err := run(ctx, []string{"probe"}, dead, io.Discard, io.Discard); err == nil {
 		t.Error("probe of a closed port: got nil, want an error")
 	}
 }
 
 func TestRunOnRedis(t *testing.T) {
 	srv := redistest.Start(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sink := &logSink{addr: make(chan string, 1)}
-	env := envOf(map[string]string{"DISPATCHER_REDIS_URL": srv.URL()})
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, env, sink, io.Discard) }()
-	var addr string
-	select {
-	case addr = <-sink.addr:
-	case err := <-done:
-		t.Fatalf("run returned before listening: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no listening line; log:\n%s", sink)
-	}
+	// startRun stops the service when the test ends and checks that run
+	// returns nil.
+	addr, sink := startRun(t, nil, map[string]string{"DISPATCHER_REDIS_URL": srv.URL()})
+	ctx := context.Background()
 	base := "http://" + addr
 	for _, step := range []struct{ method, path, body string }{
 		{http.MethodPut, "/v1/pools/p", `{}`},
@@ -175,9 +146,5 @@ func TestRunOnRedis(t *testing.T) {
 	}
 	if strings.Contains(sink.String(), "embedded in-memory store") {
 		t.Errorf("want no embedded-store warning with a Redis URL; log:\n%s", sink)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("run: got %v, want nil after shutdown", err)
 	}
 }
