@@ -43,6 +43,7 @@ type Metrics struct {
 	orders    *prometheus.CounterVec
 	batches   *prometheus.CounterVec
 	batchSize *prometheus.HistogramVec
+	coalesced prometheus.Histogram
 }
 
 // NewRegistry returns a registry holding the Go runtime and process
@@ -95,8 +96,13 @@ func NewMetrics(reg *prometheus.Registry, maxPools int) *Metrics {
 			Help:    "Orders per dispatched batch, by strategy.",
 			Buckets: []float64{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 100000},
 		}, []string{"strategy"}),
+		coalesced: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "dispatcher_coalesced_batches",
+			Help:    "Batches per store call when concurrent dispatches of one pool share a call (1: sent alone).",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256},
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.durations, m.orders, m.batches, m.batchSize} {
+	for _, c := range []prometheus.Collector{m.requests, m.durations, m.orders, m.batches, m.batchSize, m.coalesced} {
 		if err := reg.Register(c); err != nil {
 			panic("api: NewMetrics: " + err.Error())
 		}
@@ -120,6 +126,12 @@ func (m *Metrics) ObserveBatch(pool, strategy string, n int) {
 	m.orders.WithLabelValues(p, strategy).Add(float64(n))
 	m.batches.WithLabelValues(p, strategy).Inc()
 	m.batchSize.WithLabelValues(strategy).Observe(float64(n))
+}
+
+// ObserveCoalesced records one store call that carried batches batches
+// (orders orders in all) for dispatch.Config.ObserveCoalesced.
+func (m *Metrics) ObserveCoalesced(batches, orders int) {
+	m.coalesced.Observe(float64(batches))
 }
 
 // observeRequest counts one answered request.

@@ -142,3 +142,33 @@ func TestNewMetricsPanics(t *testing.T) {
 		})
 	}
 }
+
+// TestObserveCoalesced checks the histogram of batches per coalesced store
+// call.
+func TestObserveCoalesced(t *testing.T) {
+	reg := api.NewRegistry()
+	m := api.NewMetrics(reg, 10)
+	m.ObserveCoalesced(3, 7)
+	m.ObserveCoalesced(1, 1)
+	m.ObserveCoalesced(40, 40)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, mf := range mfs {
+		if mf.GetName() != "dispatcher_coalesced_batches" {
+			continue
+		}
+		h := mf.GetMetric()[0].GetHistogram()
+		got = append(got, fmt.Sprintf("count %d sum %g", h.GetSampleCount(), h.GetSampleSum()))
+		for _, b := range h.GetBucket() {
+			got = append(got, fmt.Sprintf("le %g: %d", b.GetUpperBound(), b.GetCumulativeCount()))
+		}
+	}
+	want := []string{"count 3 sum 44", "le 1: 1", "le 2: 1", "le 4: 2", "le 8: 2", "le 16: 2",
+		"le 32: 2", "le 64: 3", "le 128: 3", "le 256: 3"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("dispatcher_coalesced_batches: got %q, want %q", got, want)
+	}
+}

@@ -29,14 +29,26 @@ func (s *Service) Dispatch(ctx context.Context, in DispatchInput) (Batch, bool, 
 	if err != nil {
 		return Batch{}, false, err
 	}
+	if s.coal != nil && !req.DryRun {
+		r, sent := s.coal.dispatch(ctx, req)
+		if !sent {
+			return Batch{}, false, r.Err // never reached the store
+		}
+		return r.Batch, r.Replayed, indeterminate(req, r.Err)
+	}
 	b, replayed, err := s.store.Dispatch(ctx, req)
-	// A store that failed may still have applied the batch (a reply lost,
-	// then a retry that could not connect): only here is the batch id known
-	// for every failure, so the caller always learns it.
+	return b, replayed, indeterminate(req, err)
+}
+
+// indeterminate returns the error of a store that failed to dispatch req.
+// A store that failed may still have applied the batch (a reply lost,
+// then a retry that could not connect): only here is the batch id known
+// for every failure, so the caller always learns it.
+func indeterminate(req DispatchRequest, err error) error {
 	if _, ok := errors.AsType[*IndeterminateError](err); !ok && !req.DryRun && errors.Is(err, ErrUnavailable) {
 		err = &IndeterminateError{BatchID: req.BatchID, Err: err}
 	}
-	return b, replayed, err
+	return err
 }
 
 func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {

@@ -25,6 +25,13 @@ type Config struct {
 	// NewID returns a fresh id for batches and orders sent without one
 	// (default UUIDv7).
 	NewID func() string
+	// NoCoalesce sends every batch in its own store call. By default, when
+	// the Store is a MultiDispatcher, the concurrent batches of one pool
+	// share calls (see MultiDispatcher).
+	NoCoalesce bool
+	// ObserveCoalesced, if set, is told the batches and orders of every
+	// store call that coalesced dispatches make.
+	ObserveCoalesced func(batches, orders int)
 }
 
 // Defaults of Config.
@@ -40,6 +47,7 @@ const (
 type Service struct {
 	store Store
 	cfg   Config
+	coal  *coalescer // nil: every batch in its own call
 }
 
 // NewService returns a Service over store. It panics if store is nil.
@@ -65,7 +73,12 @@ func NewService(store Store, cfg Config) *Service {
 	if cfg.NewID == nil {
 		cfg.NewID = func() string { return uuid.Must(uuid.NewV7()).String() }
 	}
-	return &Service{store: store, cfg: cfg}
+	s := &Service{store: store, cfg: cfg}
+	if md, ok := store.(MultiDispatcher); ok && !cfg.NoCoalesce {
+		s.coal = &coalescer{store: md, single: store.Dispatch, maxOrders: cfg.MaxBatch,
+			observe: cfg.ObserveCoalesced, pools: map[string]*queue{}}
+	}
+	return s
 }
 
 // MaxBatch is the most orders one batch may hold.

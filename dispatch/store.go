@@ -119,3 +119,22 @@ type ReassignRequest struct {
 	// MaxCost caps eligible Scales × orders as for a dispatch.
 	MaxCost int64
 }
+
+// MultiDispatcher is a Store that can apply several batches of one pool in
+// one call, which the Service uses to coalesce concurrent dispatches.
+type MultiDispatcher interface {
+	// DispatchMany applies reqs, all of one pool and none a dry run, one
+	// after another as Dispatch would in that order: each batch is all or
+	// nothing and sees the batches before it. It returns one result per
+	// request, in order. A failure of the call itself fails every request
+	// as Dispatch would fail (ErrUnavailable, *IndeterminateError).
+	DispatchMany(ctx context.Context, reqs []DispatchRequest) []DispatchResult
+}
+
+// DispatchResult is the outcome of one request of DispatchMany: what
+// Dispatch would have returned for it.
+type DispatchResult struct {
+	Batch    Batch
+	Replayed bool
+	Err      error
+}

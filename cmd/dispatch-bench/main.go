@@ -1,13 +1,15 @@
-// Command dispatch-bench is the load tool of dispatcher. It has three modes:
+// Command dispatch-bench is the load tool of dispatcher. It has four modes:
 //
 //	dispatch-bench scales -url URL[,URL…] -pool P -n 100000 [-max-count C]
 //	dispatch-bench run    -url URL[,URL…] -pool P -concurrency 16 -batch 100 -duration 30s
 //	dispatch-bench noop   -addr 127.0.0.1:0
+//	dispatch-bench plot   -o out.svg [-title T] [-ceiling 1:19000,100:103000] [label=]report.json …
 //
 // scales creates a pool and registers N Scales fast; run drives batches at
 // one or more replicas for a fixed time and reports orders/s, batches/s,
 // latency percentiles and errors by status; noop serves a trivial handler,
-// so that run can measure the HTTP floor in the same session.
+// so that run can measure the HTTP floor in the same session; plot draws
+// the -json reports of run as an SVG chart of orders/s by batch size.
 //
 // A session that compares the service with the HTTP floor:
 //
@@ -25,6 +27,12 @@
 // measured window only; the totals count the warmup and the requests still
 // in flight when the window closed too, which finish before the report.
 // -json prints the report as JSON.
+//
+// plot draws one line per label and concurrency, both axes on log scales.
+// An argument label=file gives its report the label (default "run"), and
+// the file may be a glob pattern, so that svc='/tmp/out/c-svc-*.json' takes
+// every service report; -ceiling adds the Redis ceiling, orders/s by batch
+// size, as a dashed line (a horizontal one when given one point).
 //
 // The bearer token is taken from -token, else from DISPATCH_BENCH_TOKEN.
 // Run a mode with -h to list its flags.
@@ -63,6 +71,7 @@ const usage = `usage:
   dispatch-bench scales -url URL[,URL…] -pool P -n N [flags]   create a pool and register N Scales
   dispatch-bench run    -url URL[,URL…] -pool P [flags]        drive batches and report throughput
   dispatch-bench noop   -addr 127.0.0.1:0                      serve a no-op handler (the HTTP floor)
+  dispatch-bench plot   -o out.svg [flags] [label=]file …      draw run -json reports as an SVG chart
 run a mode with -h for its flags
 `
 
@@ -93,6 +102,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		return runNoop(ctx, cfg, stdout)
+	case "plot":
+		cfg, err := parsePlotConfig(args, stderr)
+		if err != nil {
+			return err
+		}
+		return runPlot(cfg, stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stderr, usage)
 		return flag.ErrHelp

@@ -46,6 +46,9 @@ type config struct {
 	// DebugAddr, if set, serves net/http/pprof on a listener of its own
 	// (debug.go); empty, the default, serves no profiles at all.
 	DebugAddr string
+	// Coalesce merges the concurrent batches of one pool into shared Redis
+	// script calls (dispatch.Config.NoCoalesce unset). On by default.
+	Coalesce bool
 }
 
 // maxWaitReplicas bounds DISPATCHER_REDIS_WAIT_REPLICAS: far more replicas
@@ -71,6 +74,7 @@ func defaultConfig() config {
 		IdleTimeout:       120 * time.Second,
 		MetricsMaxPools:   100,
 		RedisWaitTimeout:  redis.DefaultWaitTimeout,
+		Coalesce:          true,
 	}
 }
 
@@ -136,6 +140,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	dur(&c.ReadTimeout, "read-timeout", "READ_TIMEOUT", "time to read a whole request, body included")
 	dur(&c.WriteTimeout, "write-timeout", "WRITE_TIMEOUT", "time from the end of the request headers to the end of the response")
 	dur(&c.IdleTimeout, "idle-timeout", "IDLE_TIMEOUT", "how long an idle keep-alive connection stays open")
+	boolean := func(p *bool, flagName, envName, usage string) {
+		if v := env(envName); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("DISPATCHER_%s: %q is not true or false", envName, v))
+			}
+			*p = b
+		}
+		fs.BoolVar(p, flagName, *p, usage+" (env DISPATCHER_"+envName+")")
+	}
+	boolean(&c.Coalesce, "coalesce", "COALESCE", "merge the concurrent batches of one pool into shared Redis calls; false sends each batch alone")
 	str(&c.DebugAddr, "debug-addr", "DEBUG_ADDR", "listen address of the pprof debug listener, e.g. 127.0.0.1:6060; empty serves none")
 	num(&c.MetricsMaxPools, "metrics-max-pools", "METRICS_MAX_POOLS", "distinct pool labels in the metrics; further pools are reported as _other")
 	var adminFile, clientFile string

@@ -47,6 +47,24 @@ func TestParseConfigEnvThenFlags(t *testing.T) {
 	}
 }
 
+func TestParseConfigCoalesce(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want bool
+	}{
+		{"", nil, true},
+		{"false", nil, false},
+		{"0", []string{"-coalesce"}, true},
+		{"true", []string{"-coalesce=false"}, false},
+	} {
+		c, err := parseConfig(tc.args, envOf(map[string]string{"DISPATCHER_COALESCE": tc.env}), io.Discard)
+		if err != nil || c.Coalesce != tc.want {
+			t.Errorf("DISPATCHER_COALESCE=%q %v: got %v, %v, want %v", tc.env, tc.args, c.Coalesce, err, tc.want)
+		}
+	}
+}
+
 func TestParseConfigTimeouts(t *testing.T) {
 	env := envOf(map[string]string{
 		"DISPATCHER_REQUEST_TIMEOUT":     "3s",
@@ -77,6 +95,7 @@ func TestParseConfigRejects(t *testing.T) {
 		want string
 	}{
 		{"batch not a number", map[string]string{"DISPATCHER_MAX_BATCH": "many"}, nil, "not an integer"},
+		{"coalesce not a boolean", map[string]string{"DISPATCHER_COALESCE": "sometimes"}, nil, "DISPATCHER_COALESCE"},
 		{"batch zero", nil, []string{"-max-batch", "0"}, "max batch 0"},
 		{"body unit", map[string]string{"DISPATCHER_MAX_BODY": "4 parsecs"}, nil, "not a size"},
 		{"body tiny", nil, []string{"-max-body", "10"}, "at least 1KiB"},

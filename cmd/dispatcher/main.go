@@ -64,7 +64,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer closeStore()
 
 	warnAuth(log, cfg)
-	svc := dispatch.NewService(store, dispatch.Config{MaxBatch: cfg.MaxBatch})
+	svc := dispatch.NewService(store, dispatch.Config{
+		MaxBatch:         cfg.MaxBatch,
+		NoCoalesce:       !cfg.Coalesce,
+		ObserveCoalesced: metrics.ObserveCoalesced,
+	})
 	handler := api.New(svc, api.Options{
 		MaxBody:        cfg.MaxBody,
 		RequestTimeout: cfg.RequestTimeout,

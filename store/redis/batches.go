@@ -22,17 +22,7 @@ import (
 // ErrUnavailable if Redis cannot be reached, and *dispatch.IndeterminateError
 // if the call was sent but not answered.
 func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
-	dry := "0"
-	if req.DryRun {
-		dry = "1"
-	}
-	args := make([]any, 0, 10+2*len(req.Orders))
-	args = append(args, req.BatchID, ms(req.Now), s.retention.Milliseconds(), req.IdempotencyKey,
-		req.Fingerprint, req.IdempotencyTTL.Milliseconds(), dry, len(req.Orders))
-	for _, o := range req.Orders {
-		args = append(args, o.ID, o.Key)
-	}
-	args, err := appendRand(append(args, maxCost(req)), req)
+	args, err := s.dispatchArgs(nil, req)
 	if err != nil {
 		return dispatch.Batch{}, false, err
 	}
@@ -40,18 +30,38 @@ func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dis
 	if err != nil {
 		return dispatch.Batch{}, false, dispatchFailure(ctx, err, req)
 	}
-	r, _ := v.([]any)
-	if len(r) != 3 {
-		return dispatch.Batch{}, false, fmt.Errorf("redis: dispatch replied %v", v)
-	}
-	kind := asString(r[0])
-	b, err := decodeBatch(req.Pool, asString(r[1]), asString(r[2]))
+	b, replayed, err := decodeDispatch(req, v)
 	if err == nil && !req.DryRun {
 		if err := s.waitReplicas(ctx, req.Pool, b.ID); err != nil {
 			return dispatch.Batch{}, false, err
 		}
 	}
-	return b, kind == "replay", err
+	return b, replayed, err
+}
+
+// dispatchArgs appends the arguments of lua/dispatch.lua for req to args.
+func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest) ([]any, error) {
+	dry := "0"
+	if req.DryRun {
+		dry = "1"
+	}
+	args = append(args, req.BatchID, ms(req.Now), s.retention.Milliseconds(), req.IdempotencyKey,
+		req.Fingerprint, req.IdempotencyTTL.Milliseconds(), dry, len(req.Orders))
+	for _, o := range req.Orders {
+		args = append(args, o.ID, o.Key)
+	}
+	return appendRand(append(args, maxCost(req)), req)
+}
+
+// decodeDispatch reads the reply of lua/dispatch.lua for req: the batch and
+// whether it is a replay.
+func decodeDispatch(req dispatch.DispatchRequest, v any) (dispatch.Batch, bool, error) {
+	r, _ := v.([]any)
+	if len(r) != 3 {
+		return dispatch.Batch{}, false, fmt.Errorf("redis: dispatch replied %v", v)
+	}
+	b, err := decodeBatch(req.Pool, asString(r[1]), asString(r[2]))
+	return b, asString(r[0]) == "replay", err
 }
 
 // GetBatch returns a recorded batch: ErrPoolNotFound, ErrBatchNotFound,

@@ -28,7 +28,7 @@ func TestClusterConformance(t *testing.T) {
 	if !ok {
 		t.Fatalf("NewClient in cluster mode returned %T", c)
 	}
-	storetest.Run(t, func(t testing.TB, opts storetest.Options) dispatch.Store {
+	fresh := func(t testing.TB, opts storetest.Options) dispatch.Store {
 		err := cc.ForEachMaster(context.Background(), func(ctx context.Context, m *goredis.Client) error {
 			return m.FlushAll(ctx).Err()
 		})
@@ -36,5 +36,7 @@ func TestClusterConformance(t *testing.T) {
 			t.Fatalf("FLUSHALL: %v", err)
 		}
 		return redis.New(c, redis.Options{Retention: opts.Retention})
-	})
+	}
+	storetest.Run(t, fresh)
+	t.Run("Multi", func(t *testing.T) { storetest.RunMulti(t, fresh) })
 }

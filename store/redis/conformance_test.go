@@ -20,6 +20,17 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// The Redis store coalesces: a Service over it shares script calls.
+var _ dispatch.MultiDispatcher = (*redis.Store)(nil)
+
+// TestConformanceMulti runs the tests of DispatchMany, each on a fresh
+// redis-server.
+func TestConformanceMulti(t *testing.T) {
+	storetest.RunMulti(t, func(t testing.TB, opts storetest.Options) dispatch.Store {
+		return newStore(t, redistest.Start(t), redis.Options{Retention: opts.Retention})
+	})
+}
+
 // newStore returns a Store on srv through a client of NewClient, closed by
 // t.Cleanup.
 func newStore(t testing.TB, srv *redistest.Server, opts redis.Options) *redis.Store {

@@ -22,7 +22,12 @@ func asScriptError(err error) (scriptError, bool) {
 	if !errors.As(err, &re) {
 		return scriptError{}, false
 	}
-	msg, ok := strings.CutPrefix(re.Error(), "DISPATCH ")
+	return parseScriptError(re.Error())
+}
+
+// parseScriptError reads an error message "DISPATCH CODE detail".
+func parseScriptError(msg string) (scriptError, bool) {
+	msg, ok := strings.CutPrefix(msg, "DISPATCH ")
 	if !ok {
 		return scriptError{}, false
 	}

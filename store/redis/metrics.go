@@ -29,16 +29,17 @@ type Metrics struct {
 
 // scriptNames names the scripts in the metrics, after their main file.
 var scriptNames = map[*goredis.Script]string{
-	scriptPoolPut:     "pool_put",
-	scriptPoolDel:     "pool_del",
-	scriptScalePut:    "scale_put",
-	scriptScaleDel:    "scale_del",
-	scriptScalesList:  "scales_list",
-	scriptDispatch:    "dispatch",
-	scriptFinish:      "finish",
-	scriptReassign:    "reassign",
-	scriptScaleOrders: "scale_orders",
-	scriptRead:        "read",
+	scriptPoolPut:      "pool_put",
+	scriptPoolDel:      "pool_del",
+	scriptScalePut:     "scale_put",
+	scriptScaleDel:     "scale_del",
+	scriptScalesList:   "scales_list",
+	scriptDispatch:     "dispatch",
+	scriptDispatchMany: "dispatch_many",
+	scriptFinish:       "finish",
+	scriptReassign:     "reassign",
+	scriptScaleOrders:  "scale_orders",
+	scriptRead:         "read",
 }
 
 // NewMetrics registers the store's collectors on reg and returns them. It

@@ -82,6 +82,42 @@ func TestRetriedScriptsApplyOnce(t *testing.T) {
 		}
 	}
 
+	// A coalesced call: the first loads the script, the second loses its
+	// reply. Its third batch holds an order of its first.
+	req := func(batchID string, ids ...string) dispatch.DispatchRequest {
+		r := dispatch.DispatchRequest{Pool: "p", BatchID: batchID, Now: time.Now().Truncate(time.Millisecond),
+			Rand: make([]uint64, 2*len(ids)), IdempotencyTTL: dispatch.DefaultIdempotencyTTL}
+		for _, id := range ids {
+			r.Orders = append(r.Orders, dispatch.OrderInput{ID: id})
+		}
+		return r
+	}
+	for _, r := range st.DispatchMany(ctx, []dispatch.DispatchRequest{req("m0", "m0-1")}) {
+		if r.Err != nil {
+			t.Fatalf("DispatchMany: %v", r.Err)
+		}
+		batches, orders = append(batches, r.Batch), append(orders, "m0-1")
+	}
+	runs = evalshaCalls(t, direct)
+	px.DropNext(1)
+	many := st.DispatchMany(ctx, []dispatch.DispatchRequest{req("m1", "m1-1", "m1-2"), req("m2", "m2-1"), req("m3", "m3-1", "m1-2")})
+	retried("DispatchMany")
+	for i, r := range many[:2] {
+		if r.Err != nil || r.Replayed {
+			t.Fatalf("DispatchMany batch %d: replayed %v, %v", i, r.Replayed, r.Err)
+		}
+		batches = append(batches, r.Batch)
+		for _, a := range r.Batch.Assignments {
+			orders = append(orders, a.OrderID)
+		}
+	}
+	if !errors.Is(many[2].Err, dispatch.ErrOrderExists) {
+		t.Fatalf("DispatchMany batch 2: %v, want ErrOrderExists", many[2].Err)
+	}
+	if _, err := st.GetOrder(ctx, "p", "m3-1"); !errors.Is(err, dispatch.ErrOrderNotFound) {
+		t.Fatalf("order m3-1 of the failed batch: %v, want ErrOrderNotFound", err)
+	}
+
 	var done []dispatch.Completion
 	for _, id := range orders[:60] {
 		done = append(done, dispatch.Completion{OrderID: id, DurationMs: 10})

@@ -13,16 +13,17 @@ var luaFiles embed.FS
 
 // The scripts, each lua/lib.lua followed by the files it needs.
 var (
-	scriptPoolPut     = loadScript("ring.lua", "pool_put.lua")
-	scriptPoolDel     = loadScript("pool_del.lua")
-	scriptScalePut    = loadScript("ring.lua", "scale_put.lua")
-	scriptScaleDel    = loadScript("ring.lua", "scale_del.lua")
-	scriptScalesList  = loadScript("scales_list.lua")
-	scriptDispatch    = loadScript("waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "dispatch.lua")
-	scriptFinish      = loadScript("finish.lua")
-	scriptReassign    = loadScript("waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "reassign.lua")
-	scriptScaleOrders = loadScript("scale_orders.lua")
-	scriptRead        = loadScript("read.lua")
+	scriptPoolPut      = loadScript("ring.lua", "pool_put.lua")
+	scriptPoolDel      = loadScript("pool_del.lua")
+	scriptScalePut     = loadScript("ring.lua", "scale_put.lua")
+	scriptScaleDel     = loadScript("ring.lua", "scale_del.lua")
+	scriptScalesList   = loadScript("scales_list.lua")
+	scriptDispatch     = loadScript("waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "dispatch.lua", "dispatch_one.lua")
+	scriptDispatchMany = loadScript("waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "dispatch.lua", "dispatch_many.lua")
+	scriptFinish       = loadScript("finish.lua")
+	scriptReassign     = loadScript("waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "reassign.lua")
+	scriptScaleOrders  = loadScript("scale_orders.lua")
+	scriptRead         = loadScript("read.lua")
 )
 
 func loadScript(files ...string) *goredis.Script {

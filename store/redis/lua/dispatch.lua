@@ -1,8 +1,10 @@
--- dispatch.lua: assign a batch and record it, all or nothing.
+-- dispatch.lua: dispatchBatch assigns a batch and records it, all or
+-- nothing. dispatch_one.lua runs it on the call's arguments,
+-- dispatch_many.lua on several batches in turn.
 --
 -- KEYS: the pool's keys (lib.lua).
--- ARGV: 1 batchId, 2 nowMs, 3 retentionMs, 4 idempotency key ('' none),
---   5 fingerprint, 6 idempotency TTL ms, 7 dry run ('1' or '0'), 8 n, then
+-- Arguments (argument k is A[o + k]): 1 batchId, 2 nowMs, 3 retentionMs,
+--   4 idempotency key ('' none), 5 fingerprint, 6 idempotency TTL ms, 7 dry run ('1' or '0'), 8 n, then
 --   n pairs: order id, order key ('' none); then the cost cap (eligible
 --   Scales × orders, for the strategies that read every Scale per order);
 --   then the random numbers: one string of 2n integers below 2^53, each in
@@ -15,100 +17,102 @@
 --
 -- Validation reads only; the first write comes after every check has passed.
 
-local bid, now, ret = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local ikey, fp, ittl, dry = ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7] == '1'
-local n = tonumber(ARGV[8])
-local function oid(i) return ARGV[7 + 2 * i] end
-local function okey(i) return ARGV[8 + 2 * i] end
-local maxCost = tonumber(ARGV[9 + 2 * n])
--- rnd returns the two random numbers of order i.
-local function rnd(i)
-  local s, at = ARGV[10 + 2 * n], (i - 1) * 28
-  return tonumber(string.sub(s, at + 1, at + 14), 16), tonumber(string.sub(s, at + 15, at + 28), 16)
-end
--- hashKey is what consistent-hash hashes: the order's key, else its id.
-local function hashKey(i)
-  local k = okey(i)
-  if k == '' then return oid(i) end
-  return k
-end
+local function dispatchBatch(A, o)
+  local bid, now, ret = A[o + 1], tonumber(A[o + 2]), tonumber(A[o + 3])
+  local ikey, fp, ittl, dry = A[o + 4], A[o + 5], tonumber(A[o + 6]), A[o + 7] == '1'
+  local n = tonumber(A[o + 8])
+  local function oid(i) return A[o + 7 + 2 * i] end
+  local function okey(i) return A[o + 8 + 2 * i] end
+  local maxCost = tonumber(A[o + 9 + 2 * n])
+  -- rnd returns the two random numbers of order i.
+  local function rnd(i)
+    local s, at = A[o + 10 + 2 * n], (i - 1) * 28
+    return tonumber(string.sub(s, at + 1, at + 14), 16), tonumber(string.sub(s, at + 15, at + 28), 16)
+  end
+  -- hashKey is what consistent-hash hashes: the order's key, else its id.
+  local function hashKey(i)
+    local k = okey(i)
+    if k == '' then return oid(i) end
+    return k
+  end
 
-local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
-if not meta[1] then return fail('NOPOOL') end
+  local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
+  if not meta[1] then return fail('NOPOOL') end
 
-if not dry then
-  if bid == '' then return fail('INVALID', 'a batch needs an id') end
-  local b = redis.call('HGET', K.batches, bid)
-  if b and tonumber(split(b, '|', 3)[2]) >= now then return {'batch', bid, b} end
-  if ikey ~= '' then
-    local rec = redis.call('HGET', K.idem, ikey)
-    if rec then
-      local g = split(rec, '|', 3)
-      if tonumber(g[1]) >= now then
-        if g[3] ~= fp then return fail('IDEM', ikey) end
-        local rb = redis.call('HGET', K.batches, g[2])
-        if rb then return {'replay', g[2], rb} end
+  if not dry then
+    if bid == '' then return fail('INVALID', 'a batch needs an id') end
+    local b = redis.call('HGET', K.batches, bid)
+    if b and tonumber(split(b, '|', 3)[2]) >= now then return {'batch', bid, b} end
+    if ikey ~= '' then
+      local rec = redis.call('HGET', K.idem, ikey)
+      if rec then
+        local g = split(rec, '|', 3)
+        if tonumber(g[1]) >= now then
+          if g[3] ~= fp then return fail('IDEM', ikey) end
+          local rb = redis.call('HGET', K.batches, g[2])
+          if rb then return {'replay', g[2], rb} end
+        end
       end
     end
   end
-end
 
-if n == 0 then return fail('EMPTY') end
-local seen, stale = {}, {}
-for i = 1, n do
-  local id = oid(i)
-  if seen[id] then return fail('DUP', id) end
-  seen[id] = true
-  local o = getOrder(id)
-  if o then
-    if live(o, now, ret) then return fail('EXISTS', id) end
-    stale[#stale + 1] = o -- expired, not yet swept: this batch replaces it
+  if n == 0 then return fail('EMPTY') end
+  local seen, stale = {}, {}
+  for i = 1, n do
+    local id = oid(i)
+    if seen[id] then return fail('DUP', id) end
+    seen[id] = true
+    local o = getOrder(id)
+    if o then
+      if live(o, now, ret) then return fail('EXISTS', id) end
+      stale[#stale + 1] = o -- expired, not yet swept: this batch replaces it
+    end
   end
-end
-if redis.call('ZCARD', K.elig) == 0 then return fail('NOELIG', 'none') end
-local unlimited, room = tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
-if unlimited == 0 and room < n then return fail('NOELIG', fmt(room)) end
-local strategy = meta[1]
+  if redis.call('ZCARD', K.elig) == 0 then return fail('NOELIG', 'none') end
+  local unlimited, room = tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
+  if unlimited == 0 and room < n then return fail('NOELIG', fmt(room)) end
+  local strategy = meta[1]
 
-local plan, failed
-if strategy == 'waterfill' then
-  plan = wfAssign(n, dry)
-else
-  plan, failed = stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
-  if not plan then return failed end
-end
-local comps, orig, cur, first = plan.comps, plan.orig, plan.cur, plan.first
+  local plan, failed
+  if strategy == 'waterfill' then
+    plan = wfAssign(n, dry)
+  else
+    plan, failed = stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
+    if not plan then return failed end
+  end
+  local comps, orig, cur, first = plan.comps, plan.orig, plan.cur, plan.first
 
-local parts = {}
-for i = 1, n do parts[i] = oid(i) .. ',' .. comps[i] end
-local pairs_ = table.concat(parts, ',')
-if dry then
-  return {'dry', '', fmt(now) .. '|0|' .. strategy .. '|' .. pairs_}
-end
+  local parts = {}
+  for i = 1, n do parts[i] = oid(i) .. ',' .. comps[i] end
+  local pairs_ = table.concat(parts, ',')
+  if dry then
+    return {'dry', '', fmt(now) .. '|0|' .. strategy .. '|' .. pairs_}
+  end
 
-local chunkOf, ownKV = ownAppend(comps, first, cur, n, oid)
-hsetMany(K.own, ownKV)
+  local chunkOf, ownKV = ownAppend(comps, first, cur, n, oid)
+  hsetMany(K.own, ownKV)
 
-local at = fmt(now)
-for _, o in ipairs(stale) do refDrop(o.ref) end
-local ref = b36(redis.call('HINCRBY', K.meta, 'bn', 1))
-redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. fmt(n))
-local okv = {}
-for i = 1, n do
-  okv[#okv + 1] = oid(i)
-  okv[#okv + 1] = table.concat({'a' .. ref, '', comps[i], chunkOf[i], okey(i)}, '|')
-end
-hsetMany(K.orders, okv)
-for _, id in ipairs(first) do
-  advanceLow(id, cur[id])
-  saveScale(id, orig[id], cur[id], strategy == 'waterfill')
-end
-flushAgg()
+  local at = fmt(now)
+  for _, o in ipairs(stale) do refDrop(o.ref) end
+  local ref = b36(redis.call('HINCRBY', K.meta, 'bn', 1))
+  redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. fmt(n))
+  local okv = {}
+  for i = 1, n do
+    okv[#okv + 1] = oid(i)
+    okv[#okv + 1] = table.concat({'a' .. ref, '', comps[i], chunkOf[i], okey(i)}, '|')
+  end
+  hsetMany(K.orders, okv)
+  for _, id in ipairs(first) do
+    advanceLow(id, cur[id])
+    saveScale(id, orig[id], cur[id], strategy == 'waterfill')
+  end
+  flushAgg()
 
-local exp = now + math.max(ret, ittl)
-local rec = at .. '|' .. fmt(exp) .. '|' .. strategy .. '|' .. pairs_
-redis.call('HSET', K.batches, bid, rec)
-if ikey ~= '' then redis.call('HSET', K.idem, ikey, fmt(now + ittl) .. '|' .. bid .. '|' .. fp) end
-redis.call('RPUSH', K.bexp, fmt(exp) .. '|' .. bid .. '|' .. ikey)
-sweep(now, ret)
-return {'new', bid, rec}
+  local exp = now + math.max(ret, ittl)
+  local rec = at .. '|' .. fmt(exp) .. '|' .. strategy .. '|' .. pairs_
+  redis.call('HSET', K.batches, bid, rec)
+  if ikey ~= '' then redis.call('HSET', K.idem, ikey, fmt(now + ittl) .. '|' .. bid .. '|' .. fp) end
+  redis.call('RPUSH', K.bexp, fmt(exp) .. '|' .. bid .. '|' .. ikey)
+  sweep(now, ret)
+  return {'new', bid, rec}
+end
