@@ -20,12 +20,23 @@ const (
 	MaxLimit      = 10000
 )
 
-// ValidID reports whether id matches IDPattern.
+// ValidID reports whether id matches IDPattern. It checks the bytes
+// itself: every order of every batch passes here, and the regexp costs
+// several times more (TestValidIDMatchesPattern keeps the two equal).
 func ValidID(id string) bool {
 	if len(id) == 0 || len(id) > 128 {
 		return false
 	}
-	return IDPattern.MatchString(id)
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == ':' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func checkID(kind, id string) error {

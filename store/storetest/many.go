@@ -20,14 +20,16 @@ import (
 func RunMulti(t *testing.T, newStore Factory) {
 	for _, tc := range []struct {
 		name string
+		opts Options
 		run  func(t *testing.T, s dispatch.Store, md dispatch.MultiDispatcher)
 	}{
-		{"Sequential", testManyLikeSequential},
-		{"NoPool", testManyNoPool},
-		{"Coalesced", testCoalescedService},
+		{"Sequential", Options{}, testManyLikeSequential},
+		{"NoPool", Options{}, testManyNoPool},
+		{"Retention", Options{Retention: time.Hour}, testManyRetention},
+		{"Coalesced", Options{}, testCoalescedService},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newStore(t, Options{})
+			s := newStore(t, tc.opts)
 			md, ok := s.(dispatch.MultiDispatcher)
 			if !ok {
 				t.Fatalf("%T does not implement dispatch.MultiDispatcher", s)
@@ -121,6 +123,38 @@ func testManyNoPool(t *testing.T, _ dispatch.Store, md dispatch.MultiDispatcher)
 	reqs := manyRequests("nowhere")[:3]
 	for i, r := range md.DispatchMany(ctx, reqs) {
 		wantErr(t, fmt.Sprintf("request %d", i), r.Err, dispatch.ErrPoolNotFound, "nowhere")
+	}
+}
+
+// testManyRetention completes 300 orders, then sends three batches in one
+// call after their retention: the call must remove at least as many expired
+// orders as three separate calls would (a store that removes them in
+// slices must not fall behind when calls carry several batches).
+func testManyRetention(t *testing.T, s dispatch.Store, md dispatch.MultiDispatcher) {
+	newPool(t, s, "p1", "A=0 B=0")
+	old := ids("old", 300)
+	for _, id := range old {
+		mustDispatch(t, s, request("p1", "b-"+id, t0, id))
+	}
+	if _, n, err := complete(s, "p1", t0, old...); err != nil || n != len(old) {
+		t.Fatalf("Complete: %d, %v", n, err)
+	}
+	later := at(2 * time.Hour)
+	reqs := []dispatch.DispatchRequest{request("p1", "n1", later, "n1"), request("p1", "n2", later, "n2"), request("p1", "n3", later, "n3")}
+	for i, r := range md.DispatchMany(ctx, reqs) {
+		if r.Err != nil {
+			t.Fatalf("DispatchMany batch %d: %v", i, r.Err)
+		}
+	}
+	for _, id := range old {
+		if o, err := s.GetOrder(ctx, "p1", id); err == nil {
+			// GetOrder is not given the time: an expired order shows until
+			// a write removes it.
+			if o.CompletedAt.Add(time.Hour).Before(later) {
+				t.Errorf("order %s expired at %s, still stored at %s", id, o.CompletedAt.Add(time.Hour), later)
+				return
+			}
+		}
 	}
 }
 

@@ -3,7 +3,7 @@
 # on loopback only: a throwaway redis-server, two dispatcher replicas on it,
 # the no-op HTTP floor, dispatch-bench and redis-benchmark (the ceiling of
 # cmd/dispatch-bench/ceiling/ceiling.lua). Every figure is meant as a ratio against a baseline of
-# the same run. Bounded: 42 runs of WARM+DUR each, 4 ceiling runs of about
+# the same run. Bounded: 46 runs of WARM+DUR each, 4 ceiling runs of about
 # 10 s and about 1 minute of registering Scales, so about 7 minutes with
 # the defaults (DUR=5s WARM=1s) and about 11 with DUR=10s WARM=2s; every
 # process it starts is killed on exit (the no-op server stops by itself
@@ -43,10 +43,19 @@ for p in "$P1" "$P2"; do
   DISPATCHER_ADDR=127.0.0.1:$p DISPATCHER_REDIS_URL=redis://127.0.0.1:$RP \
     "$BIN/dispatcher" >"$OUT/dispatcher-$p.log" 2>&1 & PIDS+=($!)
 done
+# Two more replicas with coalescing off (DISPATCHER_COALESCE=false): the
+# baseline of step c2.
+P3=$(freeport); P4=$(freeport)
+for p in "$P3" "$P4"; do
+  DISPATCHER_COALESCE=false DISPATCHER_ADDR=127.0.0.1:$p DISPATCHER_REDIS_URL=redis://127.0.0.1:$RP \
+    "$BIN/dispatcher" >"$OUT/dispatcher-$p.log" 2>&1 & PIDS+=($!)
+done
 "$BIN/dispatch-bench" noop -addr "127.0.0.1:$NP" -for "$NOOP_FOR" >"$OUT/noop.log" 2>&1 & PIDS+=($!)
 A=http://127.0.0.1:$P1; B=http://127.0.0.1:$P2; N=http://127.0.0.1:$NP
 waitfor "$A/healthz"; waitfor "$B/healthz"; waitfor "$N/"
+waitfor "http://127.0.0.1:$P3/healthz"; waitfor "http://127.0.0.1:$P4/healthz"
 SVC=$A,$B
+OFF=http://127.0.0.1:$P3,http://127.0.0.1:$P4
 DB() { "$BIN/dispatch-bench" "$@" -progress=false; }
 # setStrategy POOL STRATEGY: PUT /v1/pools/POOL (openapi.yaml putPool)
 # changes the strategy of an existing pool and keeps its Scales.
@@ -111,6 +120,14 @@ for b in $BATCHES; do
     DB run -url "$N" -pool p1k -batch "$b" -concurrency "$c" -warmup "$WARM" -duration "$DUR" -timeout 30s -json >"$OUT/c-noop-$b-$c.json"
   done
 done
+# c2. The same service with coalescing off, batches of 1 and 100 at
+# concurrency 16, right after c: what coalescing adds.
+for b in 1 100; do
+  note "c2: service, coalescing off, batch $b c 16"
+  DB run -url "$OFF" -pool p1k -batch "$b" -concurrency 16 -warmup "$WARM" -duration "$DUR" -timeout 30s -json >"$OUT/c-nocoal-$b-16.json"
+  note "c2: service, coalescing on, batch $b c 16"
+  DB run -url "$SVC" -pool p1k -batch "$b" -concurrency 16 -warmup "$WARM" -duration "$DUR" -timeout 30s -json >"$OUT/c-coal-$b-16.json"
+done
 note "done, redis used_memory $(R info memory | awk -F: '/^used_memory_human:/ {print $2}' | tr -d '\r')"
 
 # d. The plot: orders/s by batch size, one line per target and
@@ -143,6 +160,10 @@ for b in $BATCHES; do
       python3 -c 'import json,sys;r=json.load(open(sys.argv[1]));print("%-30s orders/s %10.0f  p50 %7.3f ms  p99 %7.3f ms  errors %s"%(sys.argv[1].split("/")[-1],r["ordersPerSec"],r["latencyMs"]["p50"],r["latencyMs"]["p99"],r["window"]["errors"]))' "$OUT/c-$t-$b-$c.json"
     done
   done
+done | tee -a "$OUT/log"
+for b in 1 100; do
+  python3 -c 'import json,sys;r=[json.load(open(f))["ordersPerSec"] for f in sys.argv[2:]];print("coalescing batch %s c 16: on %.0f, off %.0f orders/s, on/off %.2f"%(sys.argv[1],r[0],r[1],r[0]/r[1]))' \
+    "$b" "$OUT/c-coal-$b-16.json" "$OUT/c-nocoal-$b-16.json"
 done | tee -a "$OUT/log"
 for b in $BATCHES; do
   echo "ceiling batch $b: $(tail -1 "$OUT/b-ceiling-$b.csv")  (requests/s; orders/s = × $b)" | tee -a "$OUT/log"

@@ -16,8 +16,10 @@
 --   IDEM, EMPTY, DUP, EXISTS, NOELIG, STRATEGY, TOOEXPENSIVE.
 --
 -- Validation reads only; the first write comes after every check has passed.
+-- A new batch ends with a sweep of expired records, unless noSweep is set:
+-- the caller sweeps.
 
-local function dispatchBatch(A, o)
+local function dispatchBatch(A, o, noSweep)
   local bid, now, ret = A[o + 1], tonumber(A[o + 2]), tonumber(A[o + 3])
   local ikey, fp, ittl, dry = A[o + 4], A[o + 5], tonumber(A[o + 6]), A[o + 7] == '1'
   local n = tonumber(A[o + 8])
@@ -57,12 +59,17 @@ local function dispatchBatch(A, o)
   end
 
   if n == 0 then return fail('EMPTY') end
-  local seen, stale = {}, {}
+  local seen, stale, idList = {}, {}, {}
   for i = 1, n do
     local id = oid(i)
     if seen[id] then return fail('DUP', id) end
     seen[id] = true
-    local o = getOrder(id)
+    idList[i] = id
+  end
+  local held = hmget(K.orders, idList)
+  for i = 1, n do
+    local id = idList[i]
+    local o = decOrder(held[id])
     if o then
       if live(o, now, ret) then return fail('EXISTS', id) end
       stale[#stale + 1] = o -- expired, not yet swept: this batch replaces it
@@ -102,10 +109,8 @@ local function dispatchBatch(A, o)
     okv[#okv + 1] = table.concat({'a' .. ref, '', comps[i], chunkOf[i], okey(i)}, '|')
   end
   hsetMany(K.orders, okv)
-  for _, id in ipairs(first) do
-    advanceLow(id, cur[id])
-    saveScale(id, orig[id], cur[id], strategy == 'waterfill')
-  end
+  for _, id in ipairs(first) do advanceLow(id, cur[id]) end
+  saveScales(first, orig, cur, strategy == 'waterfill')
   flushAgg()
 
   local exp = now + math.max(ret, ittl)
@@ -113,6 +118,6 @@ local function dispatchBatch(A, o)
   redis.call('HSET', K.batches, bid, rec)
   if ikey ~= '' then redis.call('HSET', K.idem, ikey, fmt(now + ittl) .. '|' .. bid .. '|' .. fp) end
   redis.call('RPUSH', K.bexp, fmt(exp) .. '|' .. bid .. '|' .. ikey)
-  sweep(now, ret)
+  if not noSweep then sweep(now, ret) end
   return {'new', bid, rec}
 end

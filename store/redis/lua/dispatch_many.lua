@@ -9,10 +9,20 @@
 --   {'error', 'DISPATCH CODE detail'} for a batch that failed.
 
 local m, o, out = tonumber(ARGV[1]), 1, {}
+local now, ret, applied = 0, 0, 0
 for j = 1, m do
-  local r = dispatchBatch(ARGV, o + 1)
-  if r.err then r = {'error', r.err} end
+  local r = dispatchBatch(ARGV, o + 1, true)
+  if r.err then
+    r = {'error', r.err}
+  elseif r[1] == 'new' then
+    now, ret, applied = tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), applied + 1
+  end
   out[j] = r
   o = o + 1 + tonumber(ARGV[o + 1])
+end
+-- One sweep per batch applied, as separate calls would have made, but only
+-- while there is something to remove.
+for _ = 1, applied do
+  if not sweep(now, ret) then break end
 end
 return out

@@ -63,34 +63,55 @@ local function less(a, b)
   return #a < #b
 end
 
--- hsetMany writes field/value pairs (a flat list) in slices unpack can hold.
-local function hsetMany(key, kv)
-  for i = 1, #kv, WRITE do
-    redis.call('HSET', key, unpack(kv, i, math.min(i + WRITE - 1, #kv)))
+-- callMany sends cmd key with the arguments of list, in slices unpack can
+-- hold (step: arguments per item, so that no item is cut).
+local function callMany(cmd, key, list, step)
+  local per = WRITE - WRITE % step
+  for i = 1, #list, per do
+    redis.call(cmd, key, unpack(list, i, math.min(i + per - 1, #list)))
   end
+end
+
+-- hsetMany writes field/value pairs (a flat list).
+local function hsetMany(key, kv) callMany('HSET', key, kv, 2) end
+
+-- hmget reads the fields of a hash (a list) into a table field -> value
+-- (false for a missing field).
+local function hmget(key, fields)
+  local out = {}
+  for i = 1, #fields, WRITE do
+    local hi = math.min(i + WRITE - 1, #fields)
+    local v = redis.call('HMGET', key, unpack(fields, i, hi))
+    for j = i, hi do out[fields[j]] = v[j - i + 1] end
+  end
+  return out
 end
 
 -- Scales: "weight|state|maxOrders|outstanding|baseLoad|activeSinceMs|avgMs|
 -- tailChunk|tailFill|lowChunk"; state a (active), d (draining), x (down).
+local SCALE = '^' .. string.rep('([^|]*)|', 9) .. '([^|]*)$'
+
 local function decScale(s)
   if not s then return nil end
-  local f = split(s, '|')
-  return {w = tonumber(f[1]), st = f[2], max = tonumber(f[3]), out = tonumber(f[4]),
-    base = tonumber(f[5]), since = f[6], avg = f[7], ct = tonumber(f[8]),
-    cn = tonumber(f[9]), cl = tonumber(f[10])}
+  local w, st, max, out, base, since, avg, ct, cn, cl = string.match(s, SCALE)
+  return {w = tonumber(w), st = st, max = tonumber(max), out = tonumber(out),
+    base = tonumber(base), since = since, avg = avg, ct = tonumber(ct),
+    cn = tonumber(cn), cl = tonumber(cl)}
 end
 
+-- encScale writes the numbers with Lua's own conversion (14 significant
+-- digits), which is exact for them: weights, counts and chunk numbers stay
+-- below 2^32 (dispatch.MaxOrderCount and the Scale limits).
 local function encScale(c)
-  return table.concat({fmt(c.w), c.st, fmt(c.max), fmt(c.out), fmt(c.base), c.since,
-    c.avg, fmt(c.ct), fmt(c.cn), fmt(c.cl)}, '|')
+  return c.w .. '|' .. c.st .. '|' .. c.max .. '|' .. c.out .. '|' .. c.base .. '|' ..
+    c.since .. '|' .. c.avg .. '|' .. c.ct .. '|' .. c.cn .. '|' .. c.cl
 end
 
 local function getScale(id) return decScale(redis.call('HGET', K.scales, id)) end
 
 local function copyScale(c)
-  local n = {}
-  for k, v in pairs(c) do n[k] = v end
-  return n
+  return {w = c.w, st = c.st, max = c.max, out = c.out, base = c.base, since = c.since,
+    avg = c.avg, ct = c.ct, cn = c.cn, cl = c.cl}
 end
 
 local function count(c) return c.base + c.out end
@@ -115,39 +136,58 @@ local function flushAgg()
   agg.u, agg.r = 0, 0
 end
 
--- saveScale replaces Scale id's record old (nil: new) by new (nil: removed)
--- in scales, load, lex, elig (unless eligDone: the caller has) and the
--- aggregates.
+-- saveScales replaces the records of Scales ids, old[id] (nil: new) by
+-- new[id], in scales, load, lex, elig (unless eligDone: the caller has)
+-- and the aggregates, with one variadic write per key for all of them.
+local function saveScales(ids, old, new, eligDone)
+  local skv, load, add, rem, lexAdd, lexRem = {}, {}, {}, {}, {}, {}
+  for _, id in ipairs(ids) do
+    local o, c = old[id], new[id]
+    account(o, -1)
+    account(c, 1)
+    skv[#skv + 1] = id
+    skv[#skv + 1] = encScale(c)
+    if not o or count(o) ~= count(c) then
+      load[#load + 1] = fmt(count(c))
+      load[#load + 1] = id
+    end
+    -- lex holds the eligible Scales by compId alone (score 0), for the
+    -- strategies that pick by rank or by name.
+    if eligible(c) and not eligible(o) then
+      lexAdd[#lexAdd + 1] = 0
+      lexAdd[#lexAdd + 1] = id
+    elseif eligible(o) and not eligible(c) then
+      lexRem[#lexRem + 1] = id
+    end
+    if not eligDone then
+      if eligible(c) then
+        if not eligible(o) or count(o) ~= count(c) then
+          add[#add + 1] = fmt(count(c))
+          add[#add + 1] = id
+        end
+      elseif eligible(o) then
+        rem[#rem + 1] = id
+      end
+    end
+  end
+  hsetMany(K.scales, skv)
+  callMany('ZADD', K.load, load, 2)
+  callMany('ZADD', K.lex, lexAdd, 2)
+  callMany('ZREM', K.lex, lexRem, 1)
+  callMany('ZADD', K.elig, add, 2)
+  callMany('ZREM', K.elig, rem, 1)
+end
+
+-- saveScale replaces Scale id's record old (nil: new) by new (nil: removed);
+-- see saveScales.
 local function saveScale(id, old, new, eligDone)
+  if new then return saveScales({id}, {[id] = old}, {[id] = new}, eligDone) end
   account(old, -1)
-  account(new, 1)
-  if not new then
-    redis.call('HDEL', K.scales, id)
-    redis.call('ZREM', K.load, id)
-    if eligible(old) then
-      redis.call('ZREM', K.elig, id)
-      redis.call('ZREM', K.lex, id)
-    end
-    return
-  end
-  redis.call('HSET', K.scales, id, encScale(new))
-  if not old or count(old) ~= count(new) then
-    redis.call('ZADD', K.load, fmt(count(new)), id)
-  end
-  -- lex holds the eligible Scales by compId alone (score 0), for the
-  -- strategies that pick by rank or by name.
-  if eligible(new) and not eligible(old) then
-    redis.call('ZADD', K.lex, 0, id)
-  elseif eligible(old) and not eligible(new) then
-    redis.call('ZREM', K.lex, id)
-  end
-  if eligDone then return end
-  if eligible(new) then
-    if not eligible(old) or count(old) ~= count(new) then
-      redis.call('ZADD', K.elig, fmt(count(new)), id)
-    end
-  elseif eligible(old) then
+  redis.call('HDEL', K.scales, id)
+  redis.call('ZREM', K.load, id)
+  if eligible(old) then
     redis.call('ZREM', K.elig, id)
+    redis.call('ZREM', K.lex, id)
   end
 end
 
@@ -155,11 +195,13 @@ end
 -- (completed), x (cancelled); ref names the batch in bref, chunk (base 36)
 -- the chunk of the Scale's own index; doneMs is empty while assigned; the
 -- key comes last, as it may hold '|'.
+local ORDER = '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$'
+
 local function decOrder(s)
   if not s then return nil end
-  local f = split(s, '|', 5)
-  return {st = string.sub(f[1], 1, 1), ref = string.sub(f[1], 2), done = f[2], comp = f[3],
-    chunk = f[4], key = f[5]}
+  local head, done, comp, chunk, key = string.match(s, ORDER)
+  return {st = string.sub(head, 1, 1), ref = string.sub(head, 2), done = done, comp = comp,
+    chunk = chunk, key = key}
 end
 
 local function encOrder(o)
@@ -249,10 +291,10 @@ end
 -- sweep removes at most SWEEP records from each queue whose time has passed:
 -- orders done more than ret ago, batches and their Idempotency-Keys. An entry
 -- whose record was replaced since (an id reused after it expired) only
--- leaves the queue.
+-- leaves the queue. It returns whether a queue may hold more to remove.
 local function sweep(now, ret)
   local items = expiredHead(K.oexp, now)
-  local n = 0
+  local n, more = 0, false
   for _, it in ipairs(items) do
     local f = split(it, '|', 2)
     if tonumber(f[1]) >= now then break end
@@ -264,6 +306,7 @@ local function sweep(now, ret)
     end
   end
   if n > 0 then redis.call('LTRIM', K.oexp, n, -1) end
+  more = n == SWEEP
   items = expiredHead(K.bexp, now)
   n = 0
   for _, it in ipairs(items) do
@@ -281,6 +324,7 @@ local function sweep(now, ret)
     end
   end
   if n > 0 then redis.call('LTRIM', K.bexp, n, -1) end
+  return more or n == SWEEP
 end
 
 -- The call ring: meta field rc holds "token=reply" of the last RING calls
@@ -321,17 +365,25 @@ local function ownAppend(comps, first, cur, n, idOf)
     if not t then t = {}; byScale[comps[i]] = t end
     t[#t + 1] = i
   end
+  -- the tail chunks that orders join, read in one HMGET
+  local tails = {}
+  for _, id in ipairs(first) do
+    local c = cur[id]
+    if byScale[id] and c.cn > 0 and c.cn < CHUNK then tails[#tails + 1] = ownField(id, c.ct) end
+  end
+  local tail = hmget(K.own, tails)
   for _, id in ipairs(first) do
     local c, idx, j = cur[id], byScale[id], 1
     while j <= #idx do
       if c.cn >= CHUNK then c.ct, c.cn = c.ct + 1, 0 end
-      local field = ownField(id, c.ct)
+      local chunk = b36(c.ct)
+      local field = id .. ' ' .. chunk
       local take = math.min(#idx - j + 1, CHUNK - c.cn)
       local buf = {}
-      if c.cn > 0 then buf[1] = redis.call('HGET', K.own, field) or '' end
+      if c.cn > 0 then buf[1] = tail[field] or '' end
       for k = j, j + take - 1 do
         buf[#buf + 1] = idOf(idx[k]) .. ','
-        chunkOf[idx[k]] = b36(c.ct)
+        chunkOf[idx[k]] = chunk
       end
       ownKV[#ownKV + 1] = field
       ownKV[#ownKV + 1] = table.concat(buf)

@@ -28,8 +28,10 @@ end
 
 -- wfPass runs the waterfill for up to want orders over ZSET z, which it
 -- does not change, calling pick(compId) for each order in turn; pick
--- returns false to stop after that order. It returns the orders picked.
-local function wfPass(z, want, pick)
+-- returns false to stop after that order. Before the picks of a level it
+-- calls seen(at) with the compIds they will come from (rank -> compId).
+-- It returns the orders picked.
+local function wfPass(z, want, pick, seen)
   local n = redis.call('ZCARD', z)
   local done, nxt = 0, 0
   while done < want and nxt < n do
@@ -46,6 +48,7 @@ local function wfPass(z, want, pick)
       if above - v < math.ceil(take / width) then take = (above - v) * width end
     end
     local at = wfFetch(z, top, start, take)
+    seen(at)
     local rank = start
     for _ = 1, take do
       done = done + 1
@@ -67,11 +70,19 @@ local function wfAssign(n, dry)
   local orig, cur, first = {}, {}, {}
   local z = K.elig
   while #comps < n do
-    local round, ids = {}, {}
+    local round, ids, read = {}, {}, {}
+    -- read the records of a level's Scales in one HMGET
+    local function seen(at)
+      local want = {}
+      for _, id in pairs(at) do
+        if not cur[id] and read[id] == nil then want[#want + 1] = id end
+      end
+      for id, v in pairs(hmget(K.scales, want)) do read[id] = v end
+    end
     local got = wfPass(z, n - #comps, function(id)
       local c = cur[id]
       if not c then
-        orig[id] = getScale(id)
+        orig[id] = decScale(read[id])
         c = copyScale(orig[id])
         cur[id] = c
         first[#first + 1] = id
@@ -80,7 +91,7 @@ local function wfAssign(n, dry)
       round[id] = round[id] + 1
       comps[#comps + 1] = id
       return c.max == 0 or count(c) + round[id] < c.max
-    end)
+    end, seen)
     if got == 0 then error('dispatch: no room although the pool counted some') end
     for _, id in ipairs(ids) do cur[id].out = cur[id].out + round[id] end
     if #comps < n or not dry then
@@ -88,10 +99,18 @@ local function wfAssign(n, dry)
         redis.call('ZUNIONSTORE', K.tmp, 1, K.elig)
         z = K.tmp
       end
+      local add, rem = {}, {}
       for _, id in ipairs(ids) do
         local c = cur[id]
-        if eligible(c) then redis.call('ZADD', z, fmt(count(c)), id) else redis.call('ZREM', z, id) end
+        if eligible(c) then
+          add[#add + 1] = fmt(count(c))
+          add[#add + 1] = id
+        else
+          rem[#rem + 1] = id
+        end
       end
+      callMany('ZADD', z, add, 2)
+      callMany('ZREM', z, rem, 1)
     end
   end
   if z == K.tmp then redis.call('DEL', K.tmp) end
