@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,9 +55,58 @@ func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, p
 			t.Errorf("own index of %s lists %d orders, want outstanding %d", sc.CompID, listed[sc.CompID], sc.Outstanding)
 		}
 		delete(listed, sc.CompID)
+		// The lowest chunk is the tail or holds an order: a walk over the
+		// index starts there.
+		rec, err := c.HGet(ctx, poolKey(pool, "scales"), sc.CompID).Result()
+		if err != nil {
+			t.Fatalf("HGET scales %s: %v", sc.CompID, err)
+		}
+		f := strings.Split(rec, "|") // …|tailChunk|tailFill|lowChunk
+		low, lerr := strconv.ParseInt(f[len(f)-1], 10, 64)
+		tail, terr := strconv.ParseInt(f[len(f)-3], 10, 64)
+		if lerr != nil || terr != nil || low > tail {
+			t.Errorf("scale %s record %q: bad chunks", sc.CompID, rec)
+			continue
+		}
+		if _, ok := chunks[sc.CompID+" "+strconv.FormatInt(low, 36)]; low < tail && !ok {
+			t.Errorf("scale %s: lowest chunk %d (tail %d) holds no order", sc.CompID, low, tail)
+		}
 	}
 	for comp, n := range listed {
 		t.Errorf("own index lists %d orders of %s, which is not registered", n, comp)
+	}
+}
+
+// TestLowestChunkAfterTailEmptied fills a Scale's first chunk, completes
+// every order in it (the chunk goes, and the lowest chunk is the tail), and
+// dispatches again: the new tail is a new chunk, and the lowest must move
+// to it.
+func TestLowestChunkAfterTailEmptied(t *testing.T) {
+	c := newClient(t, redistest.Start(t))
+	st := redis.New(c, redis.Options{})
+	svc := dispatch.NewService(st, dispatch.Config{})
+	ctx := context.Background()
+	mustPool(t, svc, "p", "A")
+	in := dispatch.DispatchInput{Pool: "p", Orders: make([]dispatch.OrderInput, 64)} // one chunk
+	b, _, err := svc.Dispatch(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var done []dispatch.Completion
+	for _, a := range b.Assignments {
+		done = append(done, dispatch.Completion{OrderID: a.OrderID})
+	}
+	if _, err := svc.Complete(ctx, "p", done); err != nil {
+		t.Fatal(err)
+	}
+	checkOwnIndex(t, c, st, "p")
+	if _, _, err := svc.Dispatch(ctx, dispatch.DispatchInput{Pool: "p", Orders: make([]dispatch.OrderInput, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	checkOwnIndex(t, c, st, "p")
+	page, _, err := svc.ListScaleOrders(ctx, "p", "A", dispatch.Page{})
+	if err != nil || len(page) != 3 {
+		t.Fatalf("ListScaleOrders: %d orders, %v; want the 3 outstanding", len(page), err)
 	}
 }
 

@@ -109,8 +109,7 @@ local function dispatchBatch(A, o, noSweep)
     okv[#okv + 1] = table.concat({'a' .. ref, '', comps[i], chunkOf[i], okey(i)}, '|')
   end
   hsetMany(K.orders, okv)
-  for _, id in ipairs(first) do advanceLow(id, cur[id]) end
-  saveScales(first, orig, cur, strategy == 'waterfill')
+  saveAssigned(first, orig, cur, strategy == 'waterfill')
   flushAgg()
 
   local exp = now + math.max(ret, ittl)

@@ -267,6 +267,18 @@ local function advanceLow(comp, c)
   end
 end
 
+-- saveAssigned saves the Scales that orders were just appended to (first,
+-- records orig before and cur after; see ownAppend and saveScales). Only a
+-- Scale whose lowest chunk was its tail before can need advanceLow: below
+-- the tail, the lowest chunk holds an order (release advances it when it
+-- empties).
+local function saveAssigned(first, orig, cur, eligDone)
+  for _, id in ipairs(first) do
+    if orig[id].cl == orig[id].ct then advanceLow(id, cur[id]) end
+  end
+  saveScales(first, orig, cur, eligDone)
+end
+
 -- release ends assigned order o (id) in state st at now: the order record,
 -- its Scale's own index and the retention queue. The caller updates the
 -- Scale (c, its record as cached) and saves it.

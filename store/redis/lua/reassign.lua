@@ -84,10 +84,7 @@ for i = 1, n do
   reply[#reply + 1] = comps[i]
 end
 hsetMany(K.orders, okv)
-for _, id in ipairs(first) do
-  advanceLow(id, cur[id])
-  saveScale(id, orig[id], cur[id], strategy == 'waterfill')
-end
+saveAssigned(first, orig, cur, strategy == 'waterfill')
 local nsrc = copyScale(src)
 nsrc.out = nsrc.out - n
 advanceLow(from, nsrc)
