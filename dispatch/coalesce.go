@@ -13,24 +13,33 @@ import (
 // holds the store much longer than the largest single batch would.
 const maxCoalesced = 256
 
+// DefaultCoalesceCalls is how many store calls of one pool a Service keeps
+// in flight at most when it coalesces (Config.CoalesceCalls).
+const DefaultCoalesceCalls = 2
+
 // coalescer merges the concurrent dispatches of one pool into calls of a
-// MultiDispatcher. A pool's first waiting request starts a drain goroutine,
-// which sends everything that queued while its previous call ran: under
-// light load each request goes alone at once, under heavy load the calls
-// grow and their number stays near one in flight per pool. The batches of
-// a call are applied in the order they queued, as separate calls would be.
+// MultiDispatcher. A request that finds fewer than maxCalls calls of its
+// pool in flight starts a drain goroutine, which sends everything queued
+// and goes on while requests queue behind its calls: under light load each
+// request goes alone at once, under heavy load the calls grow and their
+// number stays at maxCalls per pool. The batches of a call are applied in
+// the order they queued, as separate calls would be.
 type coalescer struct {
 	store     MultiDispatcher
 	single    func(context.Context, DispatchRequest) (Batch, bool, error)
 	maxOrders int
+	maxCalls  int
 	observe   func(batches, orders int)
 
 	mu    sync.Mutex
-	pools map[string]*queue // a pool is present while its drain runs
+	pools map[string]*queue // a pool is present while a drain runs
 }
 
-// queue holds a pool's requests not yet sent.
-type queue struct{ waiting []*pending }
+// queue holds a pool's requests not yet sent, and counts its drains.
+type queue struct {
+	waiting []*pending
+	drains  int
+}
 
 // pending is one request and, once done is closed, its result.
 type pending struct {
@@ -49,14 +58,18 @@ type pending struct {
 func (c *coalescer) dispatch(ctx context.Context, req DispatchRequest) (DispatchResult, bool) {
 	p := &pending{ctx: ctx, req: req, done: make(chan struct{})}
 	c.mu.Lock()
-	q, running := c.pools[req.Pool]
-	if !running {
+	q := c.pools[req.Pool]
+	if q == nil {
 		q = &queue{}
 		c.pools[req.Pool] = q
 	}
 	q.waiting = append(q.waiting, p)
+	start := q.drains < c.maxCalls
+	if start {
+		q.drains++
+	}
 	c.mu.Unlock()
-	if !running {
+	if start {
 		go c.drain(req.Pool, q)
 	}
 	select {
@@ -86,7 +99,9 @@ func (c *coalescer) drain(pool string, q *queue) {
 	for {
 		c.mu.Lock()
 		if len(q.waiting) == 0 {
-			delete(c.pools, pool)
+			if q.drains--; q.drains == 0 {
+				delete(c.pools, pool)
+			}
 			c.mu.Unlock()
 			return
 		}

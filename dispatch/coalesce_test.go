@@ -75,11 +75,11 @@ func (g *gated) sizes() []int {
 }
 
 // serviceOver returns a Service over g with the given MaxBatch (0: the
-// default) and ids id1, id2, ….
+// default), one call in flight per pool, and ids id1, id2, ….
 func serviceOver(g *gated, maxBatch int) *dispatch.Service {
 	var mu sync.Mutex
 	n := 0
-	return dispatch.NewService(g, dispatch.Config{MaxBatch: maxBatch, NewID: func() string {
+	return dispatch.NewService(g, dispatch.Config{MaxBatch: maxBatch, CoalesceCalls: 1, NewID: func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		n++
@@ -195,6 +195,38 @@ func TestCoalescedCallerLeaves(t *testing.T) {
 		}
 		if got := g.sizes(); !slices.Equal(got, []int{1}) {
 			t.Errorf("calls: got %v, want [1] (the dropped batch never sent)", got)
+		}
+	})
+}
+
+// TestCoalesceCalls checks that up to Config.CoalesceCalls calls of a pool
+// run at once, each request alone while there is room, and that the
+// requests after them wait and share one call.
+func TestCoalesceCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGated()
+		svc := dispatch.NewService(g, dispatch.Config{CoalesceCalls: 3})
+		var wg sync.WaitGroup
+		send := func(i int) {
+			if _, _, err := svc.Dispatch(context.Background(), dispatch.DispatchInput{Pool: "p", Orders: orders(fmt.Sprint(i), 1)}); err != nil {
+				t.Errorf("Dispatch %d: %v", i, err)
+			}
+		}
+		for i := range 3 {
+			wg.Go(func() { send(i) })
+			synctest.Wait()
+		}
+		if got := g.sizes(); !slices.Equal(got, []int{1, 1, 1}) {
+			t.Fatalf("calls in flight: got %v, want three of one batch", got)
+		}
+		for i := 3; i < 10; i++ {
+			wg.Go(func() { send(i) })
+		}
+		synctest.Wait()
+		close(g.gate)
+		wg.Wait()
+		if got := g.sizes(); !slices.Equal(got, []int{1, 1, 1, 7}) {
+			t.Errorf("calls: got %v, want three alone, then the 7 that waited in one", got)
 		}
 	})
 }

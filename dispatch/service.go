@@ -29,6 +29,10 @@ type Config struct {
 	// the Store is a MultiDispatcher, the concurrent batches of one pool
 	// share calls (see MultiDispatcher).
 	NoCoalesce bool
+	// CoalesceCalls is how many store calls of one pool may be in flight
+	// at once when coalescing (default DefaultCoalesceCalls). Batches that
+	// arrive while all are busy wait and share the next call.
+	CoalesceCalls int
 	// ObserveCoalesced, if set, is told the batches and orders of every
 	// store call that coalesced dispatches make.
 	ObserveCoalesced func(batches, orders int)
@@ -61,6 +65,9 @@ func NewService(store Store, cfg Config) *Service {
 	if cfg.MaxCost <= 0 {
 		cfg.MaxCost = DefaultMaxCost
 	}
+	if cfg.CoalesceCalls <= 0 {
+		cfg.CoalesceCalls = DefaultCoalesceCalls
+	}
 	if cfg.IdempotencyTTL < DefaultIdempotencyTTL {
 		cfg.IdempotencyTTL = DefaultIdempotencyTTL
 	}
@@ -76,7 +83,7 @@ func NewService(store Store, cfg Config) *Service {
 	s := &Service{store: store, cfg: cfg}
 	if md, ok := store.(MultiDispatcher); ok && !cfg.NoCoalesce {
 		s.coal = &coalescer{store: md, single: store.Dispatch, maxOrders: cfg.MaxBatch,
-			observe: cfg.ObserveCoalesced, pools: map[string]*queue{}}
+			maxCalls: cfg.CoalesceCalls, observe: cfg.ObserveCoalesced, pools: map[string]*queue{}}
 	}
 	return s
 }

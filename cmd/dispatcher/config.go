@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dispatcher/dispatcher/dispatch"
 	"github.com/dispatcher/dispatcher/store/redis"
 )
 
@@ -49,6 +50,9 @@ type config struct {
 	// Coalesce merges the concurrent batches of one pool into shared Redis
 	// script calls (dispatch.Config.NoCoalesce unset). On by default.
 	Coalesce bool
+	// CoalesceCalls bounds the Redis calls of one pool in flight per
+	// replica when coalescing (dispatch.Config.CoalesceCalls).
+	CoalesceCalls int
 }
 
 // maxWaitReplicas bounds DISPATCHER_REDIS_WAIT_REPLICAS: far more replicas
@@ -75,6 +79,7 @@ func defaultConfig() config {
 		MetricsMaxPools:   100,
 		RedisWaitTimeout:  redis.DefaultWaitTimeout,
 		Coalesce:          true,
+		CoalesceCalls:     dispatch.DefaultCoalesceCalls,
 	}
 }
 
@@ -151,6 +156,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		fs.BoolVar(p, flagName, *p, usage+" (env DISPATCHER_"+envName+")")
 	}
 	boolean(&c.Coalesce, "coalesce", "COALESCE", "merge the concurrent batches of one pool into shared Redis calls; false sends each batch alone")
+	num(&c.CoalesceCalls, "coalesce-calls", "COALESCE_CALLS", "Redis calls of one pool in flight per replica when coalescing; batches beyond wait and share the next call")
 	str(&c.DebugAddr, "debug-addr", "DEBUG_ADDR", "listen address of the pprof debug listener, e.g. 127.0.0.1:6060; empty serves none")
 	num(&c.MetricsMaxPools, "metrics-max-pools", "METRICS_MAX_POOLS", "distinct pool labels in the metrics; further pools are reported as _other")
 	var adminFile, clientFile string
@@ -189,6 +195,9 @@ func (c config) Validate() error {
 	case "single", "cluster", "sentinel":
 	default:
 		errs = append(errs, fmt.Errorf("redis mode %q: want single, cluster or sentinel", c.RedisMode))
+	}
+	if c.CoalesceCalls < 1 || c.CoalesceCalls > 256 {
+		errs = append(errs, fmt.Errorf("coalesce calls %d: want 1 to 256", c.CoalesceCalls))
 	}
 	if c.MaxBatch < 1 || c.MaxBatch > 1_000_000 {
 		errs = append(errs, fmt.Errorf("max batch %d: want 1 to 1000000", c.MaxBatch))

@@ -63,6 +63,10 @@ func TestParseConfigCoalesce(t *testing.T) {
 			t.Errorf("DISPATCHER_COALESCE=%q %v: got %v, %v, want %v", tc.env, tc.args, c.Coalesce, err, tc.want)
 		}
 	}
+	c, err := parseConfig([]string{"-coalesce-calls", "3"}, envOf(map[string]string{"DISPATCHER_COALESCE_CALLS": "5"}), io.Discard)
+	if err != nil || c.CoalesceCalls != 3 {
+		t.Errorf("-coalesce-calls 3 over DISPATCHER_COALESCE_CALLS=5: got %d, %v", c.CoalesceCalls, err)
+	}
 }
 
 func TestParseConfigTimeouts(t *testing.T) {
@@ -96,6 +100,7 @@ func TestParseConfigRejects(t *testing.T) {
 	}{
 		{"batch not a number", map[string]string{"DISPATCHER_MAX_BATCH": "many"}, nil, "not an integer"},
 		{"coalesce not a boolean", map[string]string{"DISPATCHER_COALESCE": "sometimes"}, nil, "DISPATCHER_COALESCE"},
+		{"coalesce calls", map[string]string{"DISPATCHER_COALESCE_CALLS": "0"}, nil, "coalesce calls 0"},
 		{"batch zero", nil, []string{"-max-batch", "0"}, "max batch 0"},
 		{"body unit", map[string]string{"DISPATCHER_MAX_BODY": "4 parsecs"}, nil, "not a size"},
 		{"body tiny", nil, []string{"-max-body", "10"}, "at least 1KiB"},

@@ -67,6 +67,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	svc := dispatch.NewService(store, dispatch.Config{
 		MaxBatch:         cfg.MaxBatch,
 		NoCoalesce:       !cfg.Coalesce,
+		CoalesceCalls:    cfg.CoalesceCalls,
 		ObserveCoalesced: metrics.ObserveCoalesced,
 	})
 	handler := api.New(svc, api.Options{

@@ -3,7 +3,7 @@
 # on loopback only: a throwaway redis-server, two dispatcher replicas on it,
 # the no-op HTTP floor, dispatch-bench and redis-benchmark (the ceiling of
 # cmd/dispatch-bench/ceiling/ceiling.lua). Every figure is meant as a ratio against a baseline of
-# the same run. Bounded: 46 runs of WARM+DUR each, 4 ceiling runs of about
+# the same run. Bounded: 50 runs of WARM+DUR each, 4 ceiling runs of about
 # 10 s and about 1 minute of registering Scales, so about 7 minutes with
 # the defaults (DUR=5s WARM=1s) and about 11 with DUR=10s WARM=2s; every
 # process it starts is killed on exit (the no-op server stops by itself
@@ -112,6 +112,17 @@ done
 # near the default limit of 10 s.
 CONCS="1 4 16 64"
 DB scales -url "$SVC" -pool p1k -n 1000 >"$OUT/scales-p1k.txt"
+# c2. Coalescing off vs on, batches of 1 and 100 at concurrency 16, two
+# rounds each, alternating, on p1k while it is still small (before c).
+for b in 1 100; do
+  for r in 1 2; do
+    note "c2: service, coalescing off, batch $b c 16, round $r"
+    DB run -url "$OFF" -pool p1k -batch "$b" -concurrency 16 -warmup "$WARM" -duration "$DUR" -timeout 30s -json >"$OUT/c2-off-$b-$r.json"
+    note "c2: service, coalescing on, batch $b c 16, round $r"
+    DB run -url "$SVC" -pool p1k -batch "$b" -concurrency 16 -warmup "$WARM" -duration "$DUR" -timeout 30s -json >"$OUT/c2-on-$b-$r.json"
+  done
+done
+
 for b in $BATCHES; do
   for c in $CONCS; do
     note "c: service batch $b c $c"
@@ -119,14 +130,6 @@ for b in $BATCHES; do
     note "c: noop batch $b c $c"
     DB run -url "$N" -pool p1k -batch "$b" -concurrency "$c" -warmup "$WARM" -duration "$DUR" -timeout 30s -json >"$OUT/c-noop-$b-$c.json"
   done
-done
-# c2. The same service with coalescing off, batches of 1 and 100 at
-# concurrency 16, right after c: what coalescing adds.
-for b in 1 100; do
-  note "c2: service, coalescing off, batch $b c 16"
-  DB run -url "$OFF" -pool p1k -batch "$b" -concurrency 16 -warmup "$WARM" -duration "$DUR" -timeout 30s -json >"$OUT/c-nocoal-$b-16.json"
-  note "c2: service, coalescing on, batch $b c 16"
-  DB run -url "$SVC" -pool p1k -batch "$b" -concurrency 16 -warmup "$WARM" -duration "$DUR" -timeout 30s -json >"$OUT/c-coal-$b-16.json"
 done
 note "done, redis used_memory $(R info memory | awk -F: '/^used_memory_human:/ {print $2}' | tr -d '\r')"
 
@@ -162,8 +165,7 @@ for b in $BATCHES; do
   done
 done | tee -a "$OUT/log"
 for b in 1 100; do
-  python3 -c 'import json,sys;r=[json.load(open(f))["ordersPerSec"] for f in sys.argv[2:]];print("coalescing batch %s c 16: on %.0f, off %.0f orders/s, on/off %.2f"%(sys.argv[1],r[0],r[1],r[0]/r[1]))' \
-    "$b" "$OUT/c-coal-$b-16.json" "$OUT/c-nocoal-$b-16.json"
+  python3 -c 'import json,sys;b,o=sys.argv[1],sys.argv[2];r=lambda m,i:json.load(open("%s/c2-%s-%s-%d.json"%(o,m,b,i)))["ordersPerSec"];on=[r("on",i) for i in (1,2)];off=[r("off",i) for i in (1,2)];print("coalescing batch %s c 16: on %.0f %.0f, off %.0f %.0f orders/s; on/off %.2f"%(b,on[0],on[1],off[0],off[1],sum(on)/sum(off)))' "$b" "$OUT"
 done | tee -a "$OUT/log"
 for b in $BATCHES; do
   echo "ceiling batch $b: $(tail -1 "$OUT/b-ceiling-$b.csv")  (requests/s; orders/s = × $b)" | tee -a "$OUT/log"
