@@ -3,7 +3,12 @@ package redis_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/dispatcher/dispatcher/dispatch"
 	"github.com/dispatcher/dispatcher/store/redis"
@@ -11,7 +16,10 @@ import (
 )
 
 // BenchmarkDispatch dispatches batches into pools of 10 and 10,000 Scales
-// and reports the cost per order, which should not grow with the pool.
+// and reports the cost per order, which should not grow with the pool:
+// ns/order through the Service (one batch at a time, round trips
+// included) and redis-us/order, the time Redis spent in the dispatch
+// script (INFO commandstats), to compare with BenchmarkCeiling.
 func BenchmarkDispatch(b *testing.B) {
 	for _, tc := range []struct{ scales, batch int }{{10, 1}, {10, 100}, {10_000, 1}, {10_000, 100}} {
 		b.Run(fmt.Sprintf("scales=%d/batch=%d", tc.scales, tc.batch), func(b *testing.B) {
@@ -24,6 +32,10 @@ func BenchmarkDispatch(b *testing.B) {
 			mustPool(b, svc, "p")
 			putScales(b, svc, "p", ids)
 			ctx := context.Background()
+			direct := newClient(b, srv)
+			if err := direct.ConfigResetStat(ctx).Err(); err != nil {
+				b.Fatal(err)
+			}
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
 				in := dispatch.DispatchInput{Pool: "p", Orders: make([]dispatch.OrderInput, tc.batch)}
@@ -37,6 +49,63 @@ func BenchmarkDispatch(b *testing.B) {
 			orders := float64(b.N * tc.batch)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/orders, "ns/order")
 			b.ReportMetric(orders/b.Elapsed().Seconds(), "orders/s")
+			b.ReportMetric(float64(evalshaUsec(b, direct))/orders, "redis-us/order")
 		})
 	}
+}
+
+// BenchmarkCeiling runs cmd/dispatch-bench/ceiling/ceiling.lua, the Redis
+// part of a dispatch and nothing else, on a ZSET of 1,000 Scales, and
+// reports redis-us/order as BenchmarkDispatch does: the ratio of the two is
+// the script's cost over the ceiling's, without HTTP or client.
+func BenchmarkCeiling(b *testing.B) {
+	src, err := os.ReadFile("../../cmd/dispatch-bench/ceiling/ceiling.lua")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, batch := range []int{1, 100} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			c := newClient(b, redistest.Start(b))
+			ctx := context.Background()
+			for i := range 1000 {
+				if err := c.ZAdd(ctx, "{c}:load", goredis.Z{Member: fmt.Sprintf("s-%d", i)}).Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sc := goredis.NewScript(string(src))
+			if err := c.ConfigResetStat(ctx).Err(); err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; b.Loop(); i++ {
+				if err := sc.Run(ctx, c, []string{"{c}:load", "{c}:orders"}, fmt.Sprint(i), batch).Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			orders := float64(b.N * batch)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/orders, "ns/order")
+			b.ReportMetric(float64(evalshaUsec(b, c))/orders, "redis-us/order")
+		})
+	}
+}
+
+// evalshaUsec returns the microseconds Redis has spent in EVALSHA (and
+// EVAL, which a first run of a script falls back to) since the last
+// CONFIG RESETSTAT.
+func evalshaUsec(t testing.TB, c goredis.UniversalClient) int64 {
+	t.Helper()
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatalf("INFO commandstats: %v", err)
+	}
+	var total int64
+	for _, line := range strings.Split(info, "\n") {
+		for _, cmd := range []string{"cmdstat_evalsha:", "cmdstat_eval:"} {
+			if rest, ok := strings.CutPrefix(line, cmd); ok {
+				_, after, _ := strings.Cut(rest, "usec=")
+				n, _ := strconv.ParseInt(after[:strings.IndexByte(after, ',')], 10, 64)
+				total += n
+			}
+		}
+	}
+	return total
 }
