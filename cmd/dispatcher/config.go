@@ -94,31 +94,40 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.SetOutput(stderr)
 	env := func(name string) string { return getenv("DISPATCHER_" + name) }
 	var errs []error
-	str := func(p *string, flagName, envName, usage string) {
+	// fromEnv sets *p from DISPATCHER_<envName>, when set, through parse.
+	fromEnv := func(envName string, parse func(string) error) {
 		if v := env(envName); v != "" {
-			*p = v
-		}
-		fs.StringVar(p, flagName, *p, usage+" (env DISPATCHER_"+envName+")")
-	}
-	num := func(p *int, flagName, envName, usage string) {
-		if v := env(envName); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("DISPATCHER_%s: %q is not an integer", envName, v))
-			}
-			*p = n
-		}
-		fs.IntVar(p, flagName, *p, usage+" (env DISPATCHER_"+envName+")")
-	}
-	dur := func(p *time.Duration, flagName, envName, usage string) {
-		if v := env(envName); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil {
+			if err := parse(v); err != nil {
 				errs = append(errs, fmt.Errorf("DISPATCHER_%s: %w", envName, err))
 			}
-			*p = d
 		}
-		fs.DurationVar(p, flagName, *p, usage+" (env DISPATCHER_"+envName+")")
+	}
+	usageOf := func(usage, envName string) string { return usage + " (env DISPATCHER_" + envName + ")" }
+	str := func(p *string, flagName, envName, usage string) {
+		fromEnv(envName, func(v string) error { *p = v; return nil })
+		fs.StringVar(p, flagName, *p, usageOf(usage, envName))
+	}
+	num := func(p *int, flagName, envName, usage string) {
+		fromEnv(envName, func(v string) (err error) {
+			if *p, err = strconv.Atoi(v); err != nil {
+				return fmt.Errorf("%q is not an integer", v)
+			}
+			return nil
+		})
+		fs.IntVar(p, flagName, *p, usageOf(usage, envName))
+	}
+	dur := func(p *time.Duration, flagName, envName, usage string) {
+		fromEnv(envName, func(v string) (err error) { *p, err = time.ParseDuration(v); return err })
+		fs.DurationVar(p, flagName, *p, usageOf(usage, envName))
+	}
+	boolean := func(p *bool, flagName, envName, usage string) {
+		fromEnv(envName, func(v string) (err error) {
+			if *p, err = strconv.ParseBool(v); err != nil {
+				return fmt.Errorf("%q is not true or false", v)
+			}
+			return nil
+		})
+		fs.BoolVar(p, flagName, *p, usageOf(usage, envName))
 	}
 	str(&c.Addr, "addr", "ADDR", "listen address")
 	str(&c.RedisURL, "redis-url", "REDIS_URL", "Redis URL; empty runs on the embedded store")
@@ -145,16 +154,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	dur(&c.ReadTimeout, "read-timeout", "READ_TIMEOUT", "time to read a whole request, body included")
 	dur(&c.WriteTimeout, "write-timeout", "WRITE_TIMEOUT", "time from the end of the request headers to the end of the response")
 	dur(&c.IdleTimeout, "idle-timeout", "IDLE_TIMEOUT", "how long an idle keep-alive connection stays open")
-	boolean := func(p *bool, flagName, envName, usage string) {
-		if v := env(envName); v != "" {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("DISPATCHER_%s: %q is not true or false", envName, v))
-			}
-			*p = b
-		}
-		fs.BoolVar(p, flagName, *p, usage+" (env DISPATCHER_"+envName+")")
-	}
 	boolean(&c.Coalesce, "coalesce", "COALESCE", "merge the concurrent batches of one pool into shared Redis calls; false sends each batch alone")
 	num(&c.CoalesceCalls, "coalesce-calls", "COALESCE_CALLS", "Redis calls of one pool in flight per replica when coalescing; batches beyond wait and share the next call")
 	str(&c.DebugAddr, "debug-addr", "DEBUG_ADDR", "listen address of the pprof debug listener, e.g. 127.0.0.1:6060; empty serves none")

@@ -17,8 +17,7 @@ import (
 func testConcurrentDispatch(t *testing.T, s dispatch.Store) {
 	const workers, batches = 8, 50
 	newPool(t, s, "p1", "A=0 B=0 C=0 D=0 E=0 F=0 G=0 H=0 I=0 J=0")
-	var mu sync.Mutex
-	got := make(map[string]string) // order id → compId
+	got := &assignments{orders: map[string]string{}}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
@@ -30,20 +29,13 @@ func testConcurrentDispatch(t *testing.T, s dispatch.Store) {
 					t.Errorf("Dispatch %s: %v", batchID, err)
 					return
 				}
-				mu.Lock()
-				for _, a := range batch.Assignments {
-					if prev, dup := got[a.OrderID]; dup {
-						t.Errorf("order %s: assigned to %s and %s", a.OrderID, prev, a.CompID)
-					}
-					got[a.OrderID] = a.CompID
-				}
-				mu.Unlock()
+				got.add(t, batch)
 			}
 		})
 	}
 	wg.Wait()
 	perScale := make(map[string]int64)
-	for id, compID := range got {
+	for id, compID := range got.orders {
 		if o := getOrder(t, s, "p1", id); o.CompID != compID || o.State != dispatch.Assigned {
 			t.Errorf("order %s: got %s, want assigned to %s", id, formatOrder(o), compID)
 		}
@@ -117,4 +109,23 @@ func testConcurrentMixed(t *testing.T, s dispatch.Store) {
 		})
 	}
 	wg.Wait()
+}
+
+// assignments collects where concurrent dispatches put each order, and
+// fails the test for an order assigned twice.
+type assignments struct {
+	mu     sync.Mutex
+	orders map[string]string // order id → compId
+}
+
+func (as *assignments) add(t testing.TB, b dispatch.Batch) {
+	t.Helper()
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	for _, a := range b.Assignments {
+		if prev, dup := as.orders[a.OrderID]; dup {
+			t.Errorf("order %s: assigned to %s and %s", a.OrderID, prev, a.CompID)
+		}
+		as.orders[a.OrderID] = a.CompID
+	}
 }

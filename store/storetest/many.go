@@ -171,8 +171,7 @@ func testCoalescedService(t *testing.T, s dispatch.Store, _ dispatch.MultiDispat
 		coalesced.Add(int64(batches))
 	}})
 	var (
-		mu   sync.Mutex
-		got  = map[string]string{} // order id → compId
+		got  = &assignments{orders: map[string]string{}}
 		wg   sync.WaitGroup
 		sent atomic.Int64
 	)
@@ -199,20 +198,13 @@ func testCoalescedService(t *testing.T, s dispatch.Store, _ dispatch.MultiDispat
 						t.Errorf("replay w%d b%d: got %s replayed %v, %v; want %s", w, b, formatBatch(again), replayed, err, formatBatch(batch))
 					}
 				}
-				mu.Lock()
-				for _, a := range batch.Assignments {
-					if prev, dup := got[a.OrderID]; dup {
-						t.Errorf("order %s: assigned to %s and %s", a.OrderID, prev, a.CompID)
-					}
-					got[a.OrderID] = a.CompID
-				}
-				mu.Unlock()
+				got.add(t, batch)
 			}
 		})
 	}
 	wg.Wait()
-	if int64(len(got)) != sent.Load() {
-		t.Errorf("orders: got %d assigned, sent %d", len(got), sent.Load())
+	if int64(len(got.orders)) != sent.Load() {
+		t.Errorf("orders: got %d assigned, sent %d", len(got.orders), sent.Load())
 	}
 	var total int64
 	scales := allScales(t, s, "p1")

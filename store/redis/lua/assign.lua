@@ -199,3 +199,10 @@ local function stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
   end
   return plan
 end
+
+-- planAssign assigns n orders with the pool's strategy: waterfill.lua's
+-- plan, else stAssign's (nil and an error reply when it refuses).
+local function planAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
+  if strategy == 'waterfill' then return wfAssign(n, dry) end
+  return stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
+end

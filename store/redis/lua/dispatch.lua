@@ -80,13 +80,8 @@ local function dispatchBatch(A, o, noSweep)
   if unlimited == 0 and room < n then return fail('NOELIG', fmt(room)) end
   local strategy = meta[1]
 
-  local plan, failed
-  if strategy == 'waterfill' then
-    plan = wfAssign(n, dry)
-  else
-    plan, failed = stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
-    if not plan then return failed end
-  end
+  local plan, failed = planAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
+  if not plan then return failed end
   local comps, orig, cur, first = plan.comps, plan.orig, plan.cur, plan.first
 
   local parts = {}

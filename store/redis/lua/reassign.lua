@@ -61,13 +61,8 @@ local function hashKey(i)
   return k
 end
 
-local plan, failed
-if strategy == 'waterfill' then
-  plan = wfAssign(n, false)
-else
-  plan, failed = stAssign(strategy, n, false, now, maxCost, rnd, hashKey)
-  if not plan then return failed end
-end
+local plan, failed = planAssign(strategy, n, false, now, maxCost, rnd, hashKey)
+if not plan then return failed end
 local comps, orig, cur, first = plan.comps, plan.orig, plan.cur, plan.first
 
 local chunkOf, ownKV = ownAppend(comps, first, cur, n, function(i) return ids[i] end)
