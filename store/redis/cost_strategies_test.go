@@ -138,6 +138,17 @@ func TestTooExpensiveChangesNothing(t *testing.T) {
 // while f ran, as MONITOR shows them: {"ZRANGE", key, args…}.
 func scriptCalls(t testing.TB, c goredis.UniversalClient, addr string, f func()) [][]string {
 	t.Helper()
+	var out [][]string
+	for _, g := range scriptGroups(t, c, addr, f) {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// scriptGroups is scriptCalls with the commands grouped by the script call
+// (EVALSHA or EVAL) that ran them.
+func scriptGroups(t testing.TB, c goredis.UniversalClient, addr string, f func()) [][][]string {
+	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatalf("MONITOR: %v", err)
@@ -155,7 +166,7 @@ func scriptCalls(t testing.TB, c goredis.UniversalClient, addr string, f func())
 	if err := c.Echo(context.Background(), marker).Err(); err != nil {
 		t.Fatalf("ECHO: %v", err)
 	}
-	var out [][]string
+	var out [][][]string
 	for {
 		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 		line, err := r.ReadString('\n')
@@ -166,6 +177,9 @@ func scriptCalls(t testing.TB, c goredis.UniversalClient, addr string, f func())
 			return out
 		}
 		if !strings.Contains(line, " lua] ") {
+			if strings.Contains(strings.ToLower(line), `"evalsha"`) || strings.Contains(strings.ToLower(line), `"eval"`) {
+				out = append(out, nil)
+			}
 			continue
 		}
 		var call []string
@@ -173,7 +187,10 @@ func scriptCalls(t testing.TB, c goredis.UniversalClient, addr string, f func())
 			call = append(call, m[1])
 		}
 		call[0] = strings.ToUpper(call[0])
-		out = append(out, call)
+		if len(out) == 0 {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], call)
 	}
 }
 

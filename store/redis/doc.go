@@ -28,7 +28,9 @@
 //	P meta     HASH   s strategy, ss slowStart ms, c createdAt ms,
 //	                  u eligible Scales without maxOrders,
 //	                  r Σ(maxOrders − orderCount) of the other eligible Scales,
-//	                  rc the call ring (above)
+//	                  rc the call ring (above), sv the version of the
+//	                  set of Scales (one more at each registration or
+//	                  deletion, for lua/ring_build.lua)
 //	P scales   HASH   compId → Scale record
 //	P load     ZSET   compId → orderCount, every Scale (ListScales order)
 //	P elig     ZSET   compId → orderCount, the eligible Scales: sorted, it is
@@ -53,7 +55,8 @@
 //	                  strategies that pick by rank or by name
 //	P ring     ZSET   "compId#j" → point, the consistent-hash ring of every
 //	                  registered Scale (j < 100), kept while that is the
-//	                  strategy (lua/ring.lua)
+//	                  strategy (lua/ring.lua), and built in steps before a
+//	                  switch to it (lua/ring_build.lua)
 //
 // (The scripts get them as KEYS in the order meta, scales, load, elig,
 // orders, own, batches, idem, oexp, bexp, strat, tmp, gone, bref, lex,

@@ -31,6 +31,7 @@ type Metrics struct {
 var scriptNames = map[*goredis.Script]string{
 	scriptPoolPut:      "pool_put",
 	scriptPoolDel:      "pool_del",
+	scriptRingBuild:    "ring_build",
 	scriptScalePut:     "scale_put",
 	scriptScaleDel:     "scale_del",
 	scriptScalesList:   "scales_list",

@@ -28,7 +28,14 @@ func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec
 	if spec.SlowStart != nil {
 		slowStart = strconv.FormatInt(spec.SlowStart.Milliseconds(), 10)
 	}
-	v, err := s.run(ctx, scriptPoolPut, name, ms(now), s.retention.Milliseconds(), token(), strategy, slowStart)
+	version := ""
+	if strategy == string(dispatch.ConsistentHash) {
+		var err error
+		if version, err = s.buildRing(ctx, name); err != nil {
+			return dispatch.Pool{}, false, err
+		}
+	}
+	v, err := s.run(ctx, scriptPoolPut, name, ms(now), s.retention.Milliseconds(), token(), strategy, slowStart, version)
 	if err != nil {
 		return dispatch.Pool{}, false, translate(err, name)
 	}

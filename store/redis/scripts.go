@@ -15,6 +15,7 @@ var luaFiles embed.FS
 var (
 	scriptPoolPut      = loadScript("ring.lua", "pool_put.lua")
 	scriptPoolDel      = loadScript("pool_del.lua")
+	scriptRingBuild    = loadScript("ring.lua", "ring_build.lua")
 	scriptScalePut     = loadScript("ring.lua", "scale_put.lua")
 	scriptScaleDel     = loadScript("ring.lua", "scale_del.lua")
 	scriptScalesList   = loadScript("scales_list.lua")

@@ -2,11 +2,13 @@
 --
 -- KEYS: the pool's keys (lib.lua).
 -- ARGV: 1 nowMs, 2 retentionMs, 3 call token, 4 strategy, 5 slowStart ms;
---   '' keeps the field (or takes the default: waterfill, 0).
+--   '' keeps the field (or takes the default: waterfill, 0); 6 the version
+--   of the Scales a ring was built for in steps (ring_build.lua), '' none.
 -- Reply: {created (1 or 0), strategy, slowStart ms, createdAt ms, Scales}.
 --
 -- Changing the strategy deletes the strategy's state (strat) and the ring,
--- and builds the ring anew for consistent-hash (ring.lua).
+-- and builds the ring anew for consistent-hash (ring.lua), unless a ring
+-- built in steps is ready for the pool's Scales.
 
 local now, ret, tok = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local created = 0
@@ -18,7 +20,7 @@ end
 if ARGV[4] ~= '' and redis.call('HGET', K.meta, 's') ~= ARGV[4] then
   redis.call('HSET', K.meta, 's', ARGV[4])
   redis.call('UNLINK', K.strat)
-  ringReset(ARGV[4])
+  ringReset(ARGV[4], ARGV[6] or '')
 end
 if ARGV[5] ~= '' then redis.call('HSET', K.meta, 'ss', ARGV[5]) end
 

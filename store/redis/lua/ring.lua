@@ -29,8 +29,11 @@ local function ringPlace(id)
 end
 
 -- ringTrack adds (add true) or removes the points of a Scale registered or
--- deleted, if the pool hashes.
+-- deleted, if the pool hashes. Either way it counts the change in meta
+-- field sv, the version of the pool's set of Scales, which a ring built in
+-- steps (ring_build.lua) checks.
 local function ringTrack(id, add)
+  redis.call('HINCRBY', K.meta, 'sv', 1)
   if redis.call('HGET', K.meta, 's') ~= HASHED then return end
   if add then ringPlace(id); return end
   local members = {}
@@ -38,9 +41,20 @@ local function ringTrack(id, add)
   redis.call('ZREM', K.ring, unpack(members))
 end
 
+-- ringReady reports whether the ring holds the points of every Scale of
+-- version (ring_build.lua built it in steps, and no Scale came or went
+-- since it began).
+local function ringReady(version)
+  if version == '' or (redis.call('HGET', K.meta, 'sv') or '0') ~= version then return false end
+  return redis.call('ZCARD', K.ring) == redis.call('HLEN', K.scales) * VNODES
+end
+
 -- ringReset drops the ring and, for a pool that now hashes, builds it over
--- every registered Scale: O(Scales × VNODES), once per change of strategy.
-local function ringReset(strategy)
+-- every registered Scale: O(Scales × VNODES), once per change of strategy,
+-- unless the ring was built in steps for the pool's current Scales
+-- (version, '' if not).
+local function ringReset(strategy, version)
+  if strategy == HASHED and ringReady(version) then return end
   redis.call('UNLINK', K.ring)
   if strategy ~= HASHED then return end
   for _, id in ipairs(redis.call('HKEYS', K.scales)) do ringPlace(id) end

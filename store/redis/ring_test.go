@@ -1,0 +1,213 @@
+package redis_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+	"github.com/dispatcher/dispatcher/store/redis"
+	"github.com/dispatcher/dispatcher/store/redis/redistest"
+)
+
+// ringStep is store/redis's Scales per ring_build call.
+const ringStep = 50
+
+// TestRingBuiltInSteps switches a pool of 300 Scales to consistent-hash:
+// no script call may place more than ringStep Scales' points, and the ring
+// must be the one a pool that hashed from the start grew as its Scales
+// registered, so that both send every key to the same Scale.
+func TestRingBuiltInSteps(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
+	ctx := context.Background()
+	ids := make([]string, 300)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("scale-%03d", i)
+	}
+	mustPool(t, svc, "steps")
+	hash := dispatch.ConsistentHash
+	if _, _, err := svc.PutPool(ctx, "grown", dispatch.PoolSpec{Strategy: &hash}); err != nil {
+		t.Fatal(err)
+	}
+	putScales(t, svc, "steps", ids)
+	putScales(t, svc, "grown", ids)
+
+	groups := scriptGroups(t, c, srv.Addr(), func() {
+		if _, _, err := svc.PutPool(ctx, "steps", dispatch.PoolSpec{Strategy: &hash}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	builds := 0
+	for _, g := range groups {
+		placed := 0
+		for _, call := range g {
+			if call[0] == "ZADD" && call[1] == poolKey("steps", "ring") {
+				placed += (len(call) - 2) / 2
+			}
+		}
+		if placed > ringStep*100 {
+			t.Errorf("one script call placed %d ring points, want at most %d", placed, ringStep*100)
+		}
+		if placed > 0 {
+			builds++
+		}
+	}
+	if want := len(ids) / ringStep; builds < want {
+		t.Errorf("ring built in %d calls, want at least %d", builds, want)
+	}
+	if a, b := ringOf(t, c, "steps"), ringOf(t, c, "grown"); len(a) != len(ids)*100 || fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatalf("ring built in steps: %d points, grown: %d, or they differ", len(a), len(b))
+	}
+	for i := range 50 {
+		key := fmt.Sprintf("customer-%d", i)
+		a := dispatchKey(t, svc, "steps", key, i)
+		if b := dispatchKey(t, svc, "grown", key, i); a != b {
+			t.Errorf("key %s: %s in the pool switched, %s in the one that hashed from the start", key, a, b)
+		}
+	}
+}
+
+// TestRingBuildWhileScalesChange registers and deletes Scales while a pool
+// switches to consistent-hash: however the steps and the changes
+// interleave, the ring must end holding the points of exactly the Scales
+// registered.
+func TestRingBuildWhileScalesChange(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
+	ctx := context.Background()
+	ids := make([]string, 200)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("s-%03d", i)
+	}
+	mustPool(t, svc, "p")
+	putScales(t, svc, "p", ids)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range 40 {
+			if _, _, err := svc.PutScale(ctx, "p", fmt.Sprintf("new-%02d", i), dispatch.ScaleSpec{}); err != nil {
+				t.Errorf("PutScale: %v", err)
+			}
+			if err := svc.DeleteScale(ctx, "p", ids[i], false); err != nil {
+				t.Errorf("DeleteScale: %v", err)
+			}
+		}
+	})
+	hash := dispatch.ConsistentHash
+	if _, _, err := svc.PutPool(ctx, "p", dispatch.PoolSpec{Strategy: &hash}); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	scales, err := c.HKeys(ctx, poolKey("p", "scales")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring := ringOf(t, c, "p")
+	if len(ring) != len(scales)*100 {
+		t.Fatalf("ring: %d points for %d Scales, want 100 each", len(ring), len(scales))
+	}
+	for _, id := range scales {
+		if err := c.ZScore(ctx, poolKey("p", "ring"), id+"#99").Err(); err != nil {
+			t.Errorf("Scale %s has no point %s#99: %v", id, id, err)
+		}
+	}
+}
+
+// ringOf returns a pool's ring: members and scores in order.
+func ringOf(t testing.TB, c goredis.UniversalClient, pool string) []goredis.Z {
+	t.Helper()
+	z, err := c.ZRangeWithScores(context.Background(), poolKey(pool, "ring"), 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
+}
+
+// dispatchKey dispatches one order with key and returns its Scale.
+func dispatchKey(t testing.TB, svc *dispatch.Service, pool, key string, i int) string {
+	t.Helper()
+	in := dispatch.DispatchInput{Pool: pool, Orders: []dispatch.OrderInput{{ID: fmt.Sprintf("o%d", i), Key: key}}}
+	b, _, err := svc.Dispatch(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Assignments[0].CompID
+}
+
+// TestRingBuildResumes cuts a switch to consistent-hash short after two
+// steps: the pool keeps its strategy, and the next switch places only the
+// Scales the first did not.
+func TestRingBuildResumes(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	c.AddHook(&cancelAfterSteps{steps: 2, cancel: cancel})
+	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
+	ids := make([]string, 3*ringStep)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("s-%03d", i)
+	}
+	mustPool(t, svc, "p")
+	putScales(t, svc, "p", ids)
+	hash := dispatch.ConsistentHash
+	if _, _, err := svc.PutPool(ctx, "p", dispatch.PoolSpec{Strategy: &hash}); err == nil {
+		t.Fatal("PutPool with its context cancelled after two steps: no error")
+	}
+	if p, err := svc.GetPool(context.Background(), "p"); err != nil || p.Strategy != dispatch.Waterfill {
+		t.Fatalf("after the cut: strategy %s, %v; want waterfill still", p.Strategy, err)
+	}
+	if n := len(ringOf(t, c, "p")); n != 2*ringStep*100 {
+		t.Fatalf("after the cut: %d ring points, want the two steps' %d", n, 2*ringStep*100)
+	}
+	calls := scriptCalls(t, c, srv.Addr(), func() {
+		if _, _, err := svc.PutPool(context.Background(), "p", dispatch.PoolSpec{Strategy: &hash}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	placed := 0
+	for _, call := range calls {
+		if call[0] == "ZADD" && call[1] == poolKey("p", "ring") {
+			placed += (len(call) - 2) / 2
+		}
+	}
+	if placed != ringStep*100 {
+		t.Errorf("the second switch placed %d points, want the %d the first did not", placed, ringStep*100)
+	}
+	if n := len(ringOf(t, c, "p")); n != len(ids)*100 {
+		t.Errorf("ring: %d points, want %d", n, len(ids)*100)
+	}
+}
+
+// cancelAfterSteps is a go-redis hook that cancels a context once steps
+// ring_build 'add' calls have answered.
+type cancelAfterSteps struct {
+	steps  int
+	cancel context.CancelFunc
+	mu     sync.Mutex
+}
+
+func (h *cancelAfterSteps) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (h *cancelAfterSteps) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return next
+}
+
+func (h *cancelAfterSteps) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		err := next(ctx, cmd)
+		// EVALSHA sha 16 key… step: the step is argument 3 + 16.
+		if args := cmd.Args(); len(args) > 19 && fmt.Sprint(args[19]) == "add" {
+			h.mu.Lock()
+			if h.steps--; h.steps == 0 {
+				h.cancel()
+			}
+			h.mu.Unlock()
+		}
+		return err
+	}
+}
