@@ -21,14 +21,9 @@ const ringStep = 50
 // must be the one a pool that hashed from the start grew as its Scales
 // registered, so that both send every key to the same Scale.
 func TestRingBuiltInSteps(t *testing.T) {
-	srv := redistest.Start(t)
-	c := newClient(t, srv)
-	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
+	srv, c, svc := ringEnv(t)
 	ctx := context.Background()
-	ids := make([]string, 300)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("scale-%03d", i)
-	}
+	ids := numbered("scale-", 300)
 	mustPool(t, svc, "steps")
 	hash := dispatch.ConsistentHash
 	if _, _, err := svc.PutPool(ctx, "grown", dispatch.PoolSpec{Strategy: &hash}); err != nil {
@@ -77,14 +72,9 @@ func TestRingBuiltInSteps(t *testing.T) {
 // interleave, the ring must end holding the points of exactly the Scales
 // registered.
 func TestRingBuildWhileScalesChange(t *testing.T) {
-	srv := redistest.Start(t)
-	c := newClient(t, srv)
-	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
+	_, c, svc := ringEnv(t)
 	ctx := context.Background()
-	ids := make([]string, 200)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("s-%03d", i)
-	}
+	ids := numbered("s-", 200)
 	mustPool(t, svc, "p")
 	putScales(t, svc, "p", ids)
 	var wg sync.WaitGroup
@@ -118,6 +108,24 @@ func TestRingBuildWhileScalesChange(t *testing.T) {
 	}
 }
 
+// ringEnv starts a redis-server and returns it, a client and a Service on
+// it.
+func ringEnv(t testing.TB) (*redistest.Server, goredis.UniversalClient, *dispatch.Service) {
+	t.Helper()
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	return srv, c, dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
+}
+
+// numbered returns n ids: prefix and a number from 000.
+func numbered(prefix string, n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s%03d", prefix, i)
+	}
+	return ids
+}
+
 // ringOf returns a pool's ring: members and scores in order.
 func ringOf(t testing.TB, c goredis.UniversalClient, pool string) []goredis.Z {
 	t.Helper()
@@ -143,15 +151,10 @@ func dispatchKey(t testing.TB, svc *dispatch.Service, pool, key string, i int) s
 // steps: the pool keeps its strategy, and the next switch places only the
 // Scales the first did not.
 func TestRingBuildResumes(t *testing.T) {
-	srv := redistest.Start(t)
-	c := newClient(t, srv)
+	srv, c, svc := ringEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	c.AddHook(&cancelAfterSteps{steps: 2, cancel: cancel})
-	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
-	ids := make([]string, 3*ringStep)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("s-%03d", i)
-	}
+	ids := numbered("s-", 3*ringStep)
 	mustPool(t, svc, "p")
 	putScales(t, svc, "p", ids)
 	hash := dispatch.ConsistentHash
