@@ -574,7 +574,7 @@ func FuzzDecodeBatch(f *testing.F) {
 			if o.id == "" || !slices.Contains(fuzzPools, pool) {
 				continue
 			}
-			_, err := s.store.GetOrder(context.Background(), pool, o.id)
+			_, err := s.store.GetOrder(context.Background(), pool, o.id, fuzzNow)
 			if held := pool == "p" && o.id == "held"; held == errors.Is(err, dispatch.ErrOrderNotFound) {
 				t.Fatalf("%s: answered %d; order %q: %v", what, rec.Code, o.id, err)
 			}
@@ -664,7 +664,7 @@ func (s *fuzzServer) checkDispatched(t *testing.T, what fmt.Stringer, r *http.Re
 	}
 	if dry {
 		for id := range ids {
-			if _, err := s.store.GetOrder(context.Background(), pool, id); !errors.Is(err, dispatch.ErrOrderNotFound) {
+			if _, err := s.store.GetOrder(context.Background(), pool, id, fuzzNow); !errors.Is(err, dispatch.ErrOrderNotFound) {
 				t.Fatalf("%s: a dry run recorded order %q: %v", what, id, err)
 			}
 		}
@@ -679,7 +679,7 @@ func (s *fuzzServer) checkDispatched(t *testing.T, what fmt.Stringer, r *http.Re
 	added := make(map[string]int64)
 	for i, a := range b.Assignments {
 		added[a.CompID]++
-		o, err := s.store.GetOrder(context.Background(), pool, a.OrderID)
+		o, err := s.store.GetOrder(context.Background(), pool, a.OrderID, fuzzNow)
 		if err != nil || o.CompID != a.CompID || o.BatchID != *b.BatchID || o.Key != orders[i].key || o.State != dispatch.Assigned {
 			t.Fatalf("%s: order %q is %+v, %v; want assigned to %s in batch %s", what, a.OrderID, o, err, a.CompID, *b.BatchID)
 		}
@@ -692,7 +692,7 @@ func (s *fuzzServer) checkDispatched(t *testing.T, what fmt.Stringer, r *http.Re
 			t.Fatalf("%s: Scale %+v after the batch, want %+v", what, sc, want)
 		}
 	}
-	got, err := s.store.GetBatch(context.Background(), pool, *b.BatchID)
+	got, err := s.store.GetBatch(context.Background(), pool, *b.BatchID, fuzzNow)
 	if err != nil || len(got.Assignments) != len(b.Assignments) {
 		t.Fatalf("%s: batch %s recorded as %+v, %v", what, *b.BatchID, got, err)
 	}

@@ -187,10 +187,10 @@ func TestCoalescedCallerLeaves(t *testing.T) {
 		if !ok || ie.BatchID == "" {
 			t.Fatalf("caller gone after sending: got %v, want an IndeterminateError naming the batch", firstErr)
 		}
-		if _, err := g.GetBatch(context.Background(), "p", ie.BatchID); err != nil {
+		if _, err := g.GetBatch(context.Background(), "p", ie.BatchID, time.Now()); err != nil {
 			t.Errorf("the sent batch %s: %v, want it applied", ie.BatchID, err)
 		}
-		if _, err := g.GetOrder(context.Background(), "p", "queued-1"); !errors.Is(err, dispatch.ErrOrderNotFound) {
+		if _, err := g.GetOrder(context.Background(), "p", "queued-1", time.Now()); !errors.Is(err, dispatch.ErrOrderNotFound) {
 			t.Errorf("the dropped batch's order: got %v, want ErrOrderNotFound", err)
 		}
 		if got := g.sizes(); !slices.Equal(got, []int{1}) {

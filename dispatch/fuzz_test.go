@@ -627,7 +627,7 @@ func (m *model) checkScales(t *testing.T, st dispatch.Store, after string) {
 func (m *model) checkOrders(t *testing.T, st dispatch.Store, after string, ids []string) {
 	t.Helper()
 	for _, id := range ids {
-		got, err := st.GetOrder(context.Background(), fuzzPool, id)
+		got, err := st.GetOrder(context.Background(), fuzzPool, id, fuzzNow)
 		want := m.orders[id]
 		if want == nil {
 			if !errors.Is(err, dispatch.ErrOrderNotFound) {

@@ -225,7 +225,7 @@ func (s *Service) GetBatch(ctx context.Context, pool, batchID string) (Batch, er
 	if err := checkIDs("pool", pool, "batchId", batchID); err != nil {
 		return Batch{}, err
 	}
-	return s.store.GetBatch(ctx, pool, batchID)
+	return s.store.GetBatch(ctx, pool, batchID, s.now())
 }
 
 // GetOrder returns an order: ErrInvalidID, ErrPoolNotFound, ErrOrderNotFound.
@@ -233,7 +233,7 @@ func (s *Service) GetOrder(ctx context.Context, pool, orderID string) (Order, er
 	if err := checkIDs("pool", pool, "orderId", orderID); err != nil {
 		return Order{}, err
 	}
-	return s.store.GetOrder(ctx, pool, orderID)
+	return s.store.GetOrder(ctx, pool, orderID, s.now())
 }
 
 // Table returns the waterfill table the next batch would start from.

@@ -43,10 +43,14 @@ type Store interface {
 	// counts once. ErrPoolNotFound, ErrOrderExists, ErrNoEligibleScale,
 	// ErrIdempotencyMismatch, ErrTooExpensive.
 	Dispatch(ctx context.Context, req DispatchRequest) (Batch, bool, error)
-	// GetBatch returns a recorded batch: ErrPoolNotFound, ErrBatchNotFound.
-	GetBatch(ctx context.Context, pool, batchID string) (Batch, error)
-	// GetOrder returns an order: ErrPoolNotFound, ErrOrderNotFound.
-	GetOrder(ctx context.Context, pool, orderID string) (Order, error)
+	// GetBatch returns a recorded batch: ErrPoolNotFound, ErrBatchNotFound
+	// (also for a batch whose time has passed at now, even if not yet
+	// removed).
+	GetBatch(ctx context.Context, pool, batchID string, now time.Time) (Batch, error)
+	// GetOrder returns an order: ErrPoolNotFound, ErrOrderNotFound (also
+	// for an order whose retention has passed at now, even if not yet
+	// removed).
+	GetOrder(ctx context.Context, pool, orderID string, now time.Time) (Order, error)
 	// Complete completes the orders at now, all or none, and returns them in
 	// request order with the number that were not completed before.
 	// Completing a completed order changes nothing. ErrPoolNotFound,

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/dispatcher/dispatcher/balancing"
 	"github.com/dispatcher/dispatcher/dispatch"
@@ -205,14 +206,13 @@ func (p *pool) commit(pl plan, req dispatch.DispatchRequest) {
 	}
 }
 
-// GetBatch returns a recorded batch: ErrPoolNotFound, ErrBatchNotFound. A
-// batch whose time has passed may still be returned until a mutating call
-// sweeps it.
-func (s *Store) GetBatch(_ context.Context, poolName, batchID string) (dispatch.Batch, error) {
+// GetBatch returns a recorded batch: ErrPoolNotFound, ErrBatchNotFound
+// (also for one whose time has passed at now, not yet swept).
+func (s *Store) GetBatch(_ context.Context, poolName, batchID string, now time.Time) (dispatch.Batch, error) {
 	var out dispatch.Batch
 	err := s.read(poolName, func(p *pool) error {
 		rec, ok := p.batches[batchID]
-		if !ok {
+		if !ok || now.After(rec.expires) {
 			return errorf(dispatch.ErrBatchNotFound, "batch %q in pool %q", batchID, poolName)
 		}
 		out = cloneBatch(rec.batch)

@@ -7,14 +7,13 @@ import (
 	"github.com/dispatcher/dispatcher/dispatch"
 )
 
-// GetOrder returns an order: ErrPoolNotFound, ErrOrderNotFound. An order
-// whose retention has passed may still be returned until a mutating call
-// sweeps it.
-func (s *Store) GetOrder(_ context.Context, poolName, orderID string) (dispatch.Order, error) {
+// GetOrder returns an order: ErrPoolNotFound, ErrOrderNotFound (also for
+// one whose retention has passed at now, not yet swept).
+func (s *Store) GetOrder(_ context.Context, poolName, orderID string, now time.Time) (dispatch.Order, error) {
 	var out dispatch.Order
 	err := s.read(poolName, func(p *pool) error {
 		o, ok := p.orders[orderID]
-		if !ok {
+		if !ok || !o.live(now) {
 			return orderNotFound(poolName, orderID)
 		}
 		out = o.Order

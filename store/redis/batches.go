@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/dispatcher/dispatcher/balancing"
 	"github.com/dispatcher/dispatcher/dispatch"
@@ -64,11 +65,11 @@ func decodeDispatch(req dispatch.DispatchRequest, v any) (dispatch.Batch, bool, 
 	return b, asString(r[0]) == "replay", err
 }
 
-// GetBatch returns a recorded batch: ErrPoolNotFound, ErrBatchNotFound,
-// ErrUnavailable. A batch whose time has passed may still be returned until a
-// mutating call sweeps it.
-func (s *Store) GetBatch(ctx context.Context, pool, batchID string) (dispatch.Batch, error) {
-	v, err := s.read(ctx, scriptRead, pool, "batch", batchID)
+// GetBatch returns a recorded batch: ErrPoolNotFound, ErrBatchNotFound
+// (also for one whose time has passed at now, not yet swept),
+// ErrUnavailable.
+func (s *Store) GetBatch(ctx context.Context, pool, batchID string, now time.Time) (dispatch.Batch, error) {
+	v, err := s.read(ctx, scriptRead, pool, "batch", batchID, ms(now))
 	if err != nil {
 		return dispatch.Batch{}, translate(err, pool)
 	}

@@ -216,7 +216,7 @@ func testClusterFailover(t *testing.T, nodes []*redistest.Server, cc *goredis.Cl
 	for _, p := range pools {
 		var orders int64
 		for _, b := range res.done[p] {
-			got, err := s.GetBatch(context.Background(), p, b.batch.ID)
+			got, err := s.GetBatch(context.Background(), p, b.batch.ID, time.Now())
 			if errors.Is(err, dispatch.ErrBatchNotFound) {
 				lost++
 				if owner[p] != owner[victim] || b.at.Before(crash.Add(-time.Second)) {

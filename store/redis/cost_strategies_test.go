@@ -123,7 +123,7 @@ func TestTooExpensiveChangesNothing(t *testing.T) {
 			if after := s.state(pool); after != before {
 				t.Fatalf("%s: a refused batch changed the pool:\n%s\nto\n%s", strategy, before, after)
 			}
-			if _, err := st.GetOrder(ctx, pool, "o1"); !errors.Is(err, dispatch.ErrOrderNotFound) {
+			if _, err := st.GetOrder(ctx, pool, "o1", time.Now()); !errors.Is(err, dispatch.ErrOrderNotFound) {
 				t.Fatalf("%s: a refused batch recorded order o1: %v", strategy, err)
 			}
 		}

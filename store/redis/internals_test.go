@@ -154,7 +154,7 @@ func TestOwnIndexAndForceDelete(t *testing.T) {
 	}
 	var cancelled int64
 	for _, id := range ids {
-		o, err := st.GetOrder(ctx, "p", id)
+		o, err := st.GetOrder(ctx, "p", id, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +222,7 @@ func TestNothingLeaks(t *testing.T) {
 	if n, _ := c.Exists(ctx, poolKey("p", "tmp")).Result(); n != 0 {
 		t.Errorf("a dry run left its scratch key")
 	}
-	o, err := st.GetOrder(ctx, "p", "o0-0")
+	o, err := st.GetOrder(ctx, "p", "o0-0", time.Now())
 	if err != nil || o.Key != "key|with|bars" || o.BatchID != "b0" || !o.AssignedAt.Equal(t0) {
 		t.Fatalf("GetOrder: %+v, %v", o, err)
 	}

@@ -8,11 +8,10 @@ import (
 	"github.com/dispatcher/dispatcher/dispatch"
 )
 
-// GetOrder returns an order: ErrPoolNotFound, ErrOrderNotFound,
-// ErrUnavailable. An order whose retention has passed may still be returned
-// until a mutating call sweeps it.
-func (s *Store) GetOrder(ctx context.Context, pool, orderID string) (dispatch.Order, error) {
-	v, err := s.read(ctx, scriptRead, pool, "order", orderID)
+// GetOrder returns an order: ErrPoolNotFound, ErrOrderNotFound (also for
+// one whose retention has passed at now, not yet swept), ErrUnavailable.
+func (s *Store) GetOrder(ctx context.Context, pool, orderID string, now time.Time) (dispatch.Order, error) {
+	v, err := s.read(ctx, scriptRead, pool, "order", orderID, ms(now), s.retention.Milliseconds())
 	if err != nil {
 		return dispatch.Order{}, translate(err, pool)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/dispatcher/dispatcher/dispatch"
 	"github.com/dispatcher/dispatcher/store/redis"
@@ -70,7 +71,7 @@ func TestReassignOwnIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range moves {
-		if o, err := st.GetOrder(ctx, "p", m.OrderID); err != nil || o.State != dispatch.Cancelled {
+		if o, err := st.GetOrder(ctx, "p", m.OrderID, time.Now()); err != nil || o.State != dispatch.Cancelled {
 			t.Fatalf("order %s after force delete: %+v, %v", m.OrderID, o, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dispatcher/dispatcher/api"
 	"github.com/dispatcher/dispatcher/dispatch"
@@ -97,7 +98,7 @@ func TestReplicasBehaveAsOne(t *testing.T) {
 			}
 			seen[as.OrderID] = as.CompID
 			ids = append(ids, as.OrderID)
-			o, err := store.GetOrder(ctx, "p", as.OrderID)
+			o, err := store.GetOrder(ctx, "p", as.OrderID, time.Now())
 			if err != nil || o.CompID != as.CompID || o.BatchID != a.BatchID {
 				t.Fatalf("order %s: recorded %+v, %v; answered %s in batch %s", as.OrderID, o, err, as.CompID, a.BatchID)
 			}

@@ -114,7 +114,7 @@ func TestRetriedScriptsApplyOnce(t *testing.T) {
 	if !errors.Is(many[2].Err, dispatch.ErrOrderExists) {
 		t.Fatalf("DispatchMany batch 2: %v, want ErrOrderExists", many[2].Err)
 	}
-	if _, err := st.GetOrder(ctx, "p", "m3-1"); !errors.Is(err, dispatch.ErrOrderNotFound) {
+	if _, err := st.GetOrder(ctx, "p", "m3-1", time.Now()); !errors.Is(err, dispatch.ErrOrderNotFound) {
 		t.Fatalf("order m3-1 of the failed batch: %v, want ErrOrderNotFound", err)
 	}
 
@@ -134,7 +134,7 @@ func TestRetriedScriptsApplyOnce(t *testing.T) {
 	retried("CancelOrder")
 
 	for _, b := range batches {
-		got, err := st.GetBatch(ctx, "p", b.ID)
+		got, err := st.GetBatch(ctx, "p", b.ID, time.Now())
 		if err != nil {
 			t.Fatalf("GetBatch: %v", err)
 		}
@@ -181,7 +181,7 @@ func checkCounts(t *testing.T, st dispatch.Store, pool string, ids []string) {
 	ctx := context.Background()
 	assigned := make(map[string]int64)
 	for _, id := range ids {
-		o, err := st.GetOrder(ctx, pool, id)
+		o, err := st.GetOrder(ctx, pool, id, time.Now())
 		if errors.Is(err, dispatch.ErrOrderNotFound) {
 			continue
 		}
@@ -240,7 +240,7 @@ func TestDispatchWithoutAnswerIsIndeterminate(t *testing.T) {
 	if ind.BatchID == "" {
 		t.Fatalf("IndeterminateError without a batch id")
 	}
-	b, err := st.GetBatch(ctx, "p", ind.BatchID)
+	b, err := st.GetBatch(ctx, "p", ind.BatchID, time.Now())
 	if err != nil || len(b.Assignments) != 1 {
 		t.Fatalf("GetBatch %s after the lost answer: %v, %v; want the batch", ind.BatchID, b, err)
 	}
@@ -264,7 +264,7 @@ func TestDroppedWithoutRetryIsIndeterminate(t *testing.T) {
 	if !errors.As(err, &ind) {
 		t.Fatalf("Dispatch cut after it ran: got %v, want an IndeterminateError", err)
 	}
-	if _, err := st.GetBatch(context.Background(), "p", ind.BatchID); err != nil {
+	if _, err := st.GetBatch(context.Background(), "p", ind.BatchID, time.Now()); err != nil {
 		t.Fatalf("GetBatch %s: %v, want the applied batch", ind.BatchID, err)
 	}
 }
@@ -296,7 +296,7 @@ func TestUnreachableRedis(t *testing.T) {
 		t.Errorf("Ping: got %v, want ErrUnavailable", err)
 	}
 	srv.Restart()
-	if _, err := st.GetBatch(ctx, "p", ind.BatchID); !errors.Is(err, dispatch.ErrPoolNotFound) && !errors.Is(err, dispatch.ErrBatchNotFound) {
+	if _, err := st.GetBatch(ctx, "p", ind.BatchID, time.Now()); !errors.Is(err, dispatch.ErrPoolNotFound) && !errors.Is(err, dispatch.ErrBatchNotFound) {
 		t.Errorf("GetBatch %s after restart: got %v, want not found: nothing was applied", ind.BatchID, err)
 	}
 }

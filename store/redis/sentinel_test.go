@@ -114,7 +114,7 @@ func TestSentinelFailover(t *testing.T) {
 			}
 			found, lost := int64(0), 0
 			for _, id := range append(acked, "before") {
-				if _, err := s.GetBatch(context.Background(), "p", id); err == nil {
+				if _, err := s.GetBatch(context.Background(), "p", id, time.Now()); err == nil {
 					found += 4
 				} else if errors.Is(err, dispatch.ErrBatchNotFound) {
 					lost++

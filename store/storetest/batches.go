@@ -20,7 +20,7 @@ func testNoEligibleScale(t *testing.T, s dispatch.Store) {
 		wantErr(t, "dry run into "+pool, err, dispatch.ErrNoEligibleScale)
 		CheckUnchanged(t, s, before)
 		wantGone(t, s, pool, req.Orders[0].ID)
-		_, err = s.GetBatch(ctx, pool, "refused")
+		_, err = s.GetBatch(ctx, pool, "refused", t0)
 		wantErr(t, "GetBatch of a refused batch", err, dispatch.ErrBatchNotFound)
 	}
 	newPool(t, s, "empty", "")
@@ -73,7 +73,7 @@ func testOrderExists(t *testing.T, s dispatch.Store) {
 	}
 	CheckUnchanged(t, s, before)
 	wantGone(t, s, "p1", "n1", "n2")
-	_, err := s.GetBatch(ctx, "p1", "b2")
+	_, err := s.GetBatch(ctx, "p1", "b2", t0)
 	wantErr(t, "GetBatch of a refused batch", err, dispatch.ErrBatchNotFound)
 
 	// Order ids are scoped to their pool.
@@ -102,7 +102,7 @@ func testIdempotency(t *testing.T, s dispatch.Store) {
 	wantErr(t, "key with another request", err, dispatch.ErrIdempotencyMismatch, "k1")
 	CheckUnchanged(t, s, before)
 	for _, id := range []string{"b2", "b3"} {
-		_, err := s.GetBatch(ctx, "p1", id)
+		_, err := s.GetBatch(ctx, "p1", id, t0)
 		wantErr(t, "GetBatch "+id, err, dispatch.ErrBatchNotFound)
 	}
 

@@ -159,9 +159,11 @@ func allScales(t testing.TB, s dispatch.Store, pool string) []dispatch.Scale {
 	}
 }
 
+// getOrder reads an order at t0, before any record's time passes: what
+// the store holds, removed or not by a sweep.
 func getOrder(t testing.TB, s dispatch.Store, pool, orderID string) dispatch.Order {
 	t.Helper()
-	o, err := s.GetOrder(ctx, pool, orderID)
+	o, err := s.GetOrder(ctx, pool, orderID, t0)
 	if err != nil {
 		t.Fatalf("GetOrder %s/%s: %v", pool, orderID, err)
 	}
@@ -179,11 +181,12 @@ func wantOrder(t testing.TB, s dispatch.Store, pool, orderID string, state dispa
 	return o
 }
 
-// wantGone checks that the pool holds none of the orders.
+// wantGone checks that the pool holds none of the orders, read at t0: that
+// they are removed, not only past their time.
 func wantGone(t testing.TB, s dispatch.Store, pool string, orderIDs ...string) {
 	t.Helper()
 	for _, id := range orderIDs {
-		if o, err := s.GetOrder(ctx, pool, id); !errors.Is(err, dispatch.ErrOrderNotFound) {
+		if o, err := s.GetOrder(ctx, pool, id, t0); !errors.Is(err, dispatch.ErrOrderNotFound) {
 			t.Errorf("GetOrder %s: got %s, %v, want %v", id, formatOrder(o), err, dispatch.ErrOrderNotFound)
 		}
 	}

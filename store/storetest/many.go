@@ -108,8 +108,8 @@ func testManyLikeSequential(t *testing.T, s dispatch.Store, md dispatch.MultiDis
 	wantString(t, "loads", loads(t, s, "many"), loads(t, s, "one"))
 	for _, req := range reqs {
 		for _, o := range req.Orders {
-			a, aerr := s.GetOrder(ctx, "many", o.ID)
-			b, berr := s.GetOrder(ctx, "one", o.ID)
+			a, aerr := s.GetOrder(ctx, "many", o.ID, t0)
+			b, berr := s.GetOrder(ctx, "one", o.ID, t0)
 			if errorKind(aerr) != errorKind(berr) || formatOrder(a) != formatOrder(b) {
 				t.Errorf("order %s: many %s, %v; one %s, %v", o.ID, formatOrder(a), aerr, formatOrder(b), berr)
 			}
@@ -147,9 +147,9 @@ func testManyRetention(t *testing.T, s dispatch.Store, md dispatch.MultiDispatch
 		}
 	}
 	for _, id := range old {
-		if o, err := s.GetOrder(ctx, "p1", id); err == nil {
-			// GetOrder is not given the time: an expired order shows until
-			// a write removes it.
+		if o, err := s.GetOrder(ctx, "p1", id, t0); err == nil {
+			// Read at t0, an expired order shows until a write removes
+			// it: the sweep is what this checks.
 			if o.CompletedAt.Add(time.Hour).Before(later) {
 				t.Errorf("order %s expired at %s, still stored at %s", id, o.CompletedAt.Add(time.Hour), later)
 				return

@@ -95,7 +95,7 @@ func testDeletePool(t *testing.T, s dispatch.Store) {
 	}
 	wantString(t, "pool created again", formatPool(p),
 		"pool p1 strategy=waterfill slowStart=0s scales=0 created=2025-03-01T13:00:00Z")
-	_, err = s.GetBatch(ctx, "p1", "b1")
+	_, err = s.GetBatch(ctx, "p1", "b1", t0)
 	wantErr(t, "GetBatch in the new pool", err, dispatch.ErrBatchNotFound)
 	wantGone(t, s, "p1", "o1", "o2")
 	_, err = s.GetScale(ctx, "p1", "A")
@@ -134,8 +134,8 @@ func testUnknownPool(t *testing.T, s dispatch.Store) {
 			_, _, err := s.Dispatch(ctx, req)
 			return err
 		},
-		"GetBatch": func() error { _, err := s.GetBatch(ctx, "nope", "b1"); return err },
-		"GetOrder": func() error { _, err := s.GetOrder(ctx, "nope", "o1"); return err },
+		"GetBatch": func() error { _, err := s.GetBatch(ctx, "nope", "b1", t0); return err },
+		"GetOrder": func() error { _, err := s.GetOrder(ctx, "nope", "o1", t0); return err },
 		"Complete": func() error {
 			_, _, err := s.Complete(ctx, "nope", []dispatch.Completion{{OrderID: "o1"}}, t0)
 			return err

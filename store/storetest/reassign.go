@@ -99,7 +99,7 @@ func testReassign(t *testing.T, s dispatch.Store) {
 		// The orders of A as assigned, oldest first.
 		var want []string
 		for _, b := range []string{"b1", "b2", "b3"} {
-			batch, err := s.GetBatch(ctx, p1, b)
+			batch, err := s.GetBatch(ctx, p1, b, t0)
 			if err != nil {
 				t.Fatalf("%s: GetBatch %s: %v", st, b, err)
 			}

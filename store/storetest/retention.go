@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -30,11 +31,11 @@ func testRetention(t *testing.T, s dispatch.Store) {
 	}
 
 	touch(t, s, "p1", at(time.Hour))
-	if _, err := s.GetBatch(ctx, "p1", "b1"); err != nil {
+	if _, err := s.GetBatch(ctx, "p1", "b1", at(time.Hour)); err != nil {
 		t.Errorf("GetBatch at its expiry: got %v, want the batch", err)
 	}
 	touch(t, s, "p1", at(61*time.Minute))
-	_, err := s.GetBatch(ctx, "p1", "b1")
+	_, err := s.GetBatch(ctx, "p1", "b1", t0) // removed, not only past its time
 	wantErr(t, "GetBatch after its expiry", err, dispatch.ErrBatchNotFound)
 	wantOrder(t, s, "p1", "o1", dispatch.Completed, at(time.Minute))
 
@@ -94,4 +95,49 @@ func testRetentionBacklog(t *testing.T, s dispatch.Store) {
 		wantOrder(t, s, "p1", id, dispatch.Assigned, time.Time{})
 	}
 	wantOrder(t, s, "p1", "keep", dispatch.Assigned, time.Time{})
+}
+
+// testRetentionReads reads, with no write in between, before and after the
+// time of a completed order (retention 1h) and of a batch: a record past
+// its time reads as absent whether or not the store has removed it yet,
+// and an assigned order never expires.
+func testRetentionReads(t *testing.T, s dispatch.Store) {
+	newPool(t, s, "p1", "A=0")
+	req := request("p1", "b1", t0, "o1", "o2")
+	req.IdempotencyTTL = 30 * time.Minute
+	mustDispatch(t, s, req)
+	if _, _, err := complete(s, "p1", at(time.Minute), "o1"); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	before := Snapshot(t, s, "p1")
+	for _, tc := range []struct {
+		what  string
+		read  func(now time.Time) error
+		at    time.Duration
+		found bool
+	}{
+		{"o1 at its expiry", orderAt(s, "o1"), 61 * time.Minute, true},
+		{"o1 after its expiry", orderAt(s, "o1"), 61*time.Minute + time.Second, false},
+		{"o1 before", orderAt(s, "o1"), 30 * time.Minute, true},
+		{"o2, assigned, much later", orderAt(s, "o2"), 1000 * time.Hour, true},
+		{"b1 at its expiry", batchAt(s, "b1"), time.Hour, true},
+		{"b1 after its expiry", batchAt(s, "b1"), time.Hour + time.Second, false},
+	} {
+		err := tc.read(at(tc.at))
+		if found := err == nil; found != tc.found {
+			t.Errorf("%s: got %v, want found %v", tc.what, err, tc.found)
+		}
+		if err != nil && !errors.Is(err, dispatch.ErrOrderNotFound) && !errors.Is(err, dispatch.ErrBatchNotFound) {
+			t.Errorf("%s: got %v, want a not-found error", tc.what, err)
+		}
+	}
+	CheckUnchanged(t, s, before)
+}
+
+func orderAt(s dispatch.Store, id string) func(time.Time) error {
+	return func(now time.Time) error { _, err := s.GetOrder(ctx, "p1", id, now); return err }
+}
+
+func batchAt(s dispatch.Store, id string) func(time.Time) error {
+	return func(now time.Time) error { _, err := s.GetBatch(ctx, "p1", id, now); return err }
 }

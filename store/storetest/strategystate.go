@@ -172,7 +172,7 @@ func testTooExpensive(t *testing.T, s dispatch.Store) {
 			wantErr(t, what, err, dispatch.ErrTooExpensive)
 			CheckUnchanged(t, s, before)
 			wantGone(t, s, pool, "x1")
-			if _, err := s.GetBatch(ctx, pool, "big"); err == nil {
+			if _, err := s.GetBatch(ctx, pool, "big", t0); err == nil {
 				t.Errorf("%s: the refused batch was recorded", what)
 			}
 		}

@@ -99,6 +99,7 @@ func tests() []suiteTest {
 		{"Retention/Orders", hour, testRetention},
 		{"Retention/Default", Options{}, testDefaultRetention},
 		{"Retention/Backlog", hour, testRetentionBacklog},
+		{"Retention/Reads", hour, testRetentionReads},
 		{"Concurrency/Dispatch", Options{}, testConcurrentDispatch},
 		{"Concurrency/Mixed", Options{}, testConcurrentMixed},
 		{"Service/Dispatch", Options{}, testServiceDispatch},

@@ -96,7 +96,7 @@ func (s *tracked) assignedOrders(t testing.TB, pool string) map[string]int64 {
 	s.mu.Unlock()
 	counts := make(map[string]int64)
 	for _, id := range ids {
-		o, err := s.GetOrder(context.Background(), pool, id)
+		o, err := s.GetOrder(context.Background(), pool, id, t0)
 		switch {
 		case errors.Is(err, dispatch.ErrOrderNotFound):
 		case err != nil:

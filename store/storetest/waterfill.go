@@ -31,7 +31,7 @@ func testSeedExample(t *testing.T, s dispatch.Store) {
 	wantString(t, "outstanding of S2", fmt.Sprint(getScale(t, s, "p1", "S2").Outstanding), "9")
 	wantString(t, "batch", fmt.Sprint(b.ID, " ", b.Pool, " ", b.Strategy, " ", formatTime(b.CreatedAt)),
 		"b1 p1 waterfill 2025-03-01T12:00:01Z")
-	got, err := s.GetBatch(ctx, "p1", "b1")
+	got, err := s.GetBatch(ctx, "p1", "b1", t0)
 	if err != nil {
 		t.Fatalf("GetBatch: %v", err)
 	}

@@ -1,7 +1,8 @@
 -- read.lua: read one thing of a pool; changes nothing.
 --
 -- KEYS: the pool's keys (lib.lua).
--- ARGV: 1 what, 2 id:
+-- ARGV: 1 what, 2 id, then for 'order' 3 nowMs, 4 retentionMs, for
+--   'batch' 3 nowMs (a record past its time then reads as absent):
 --   'pool'  -> {strategy, slowStart ms, createdAt ms, Scales}
 --   'scale' -> the Scale's record            (DISPATCH NOSCALE)
 --   'order' -> the order as orderView shows it (DISPATCH NOORDER)
@@ -18,10 +19,12 @@ elseif what == 'scale' then
   return redis.call('HGET', K.scales, id) or fail('NOSCALE', id)
 elseif what == 'order' then
   local o = getOrder(id)
-  if not o then return fail('NOORDER', id) end
+  if not o or not live(o, tonumber(ARGV[3]), tonumber(ARGV[4])) then return fail('NOORDER', id) end
   return orderView(o)
 elseif what == 'batch' then
-  return redis.call('HGET', K.batches, id) or fail('NOBATCH', id)
+  local b = redis.call('HGET', K.batches, id)
+  if not b or tonumber(split(b, '|', 3)[2]) < tonumber(ARGV[3]) then return fail('NOBATCH', id) end
+  return b
 elseif what == 'table' then
   return redis.call('ZRANGE', K.elig, 0, -1, 'WITHSCORES')
 end
