@@ -77,12 +77,22 @@ var problemTypes = []problemType{
 	{dispatch.ErrIdempotencyMismatch, http.StatusUnprocessableEntity, "idempotency-mismatch", "Idempotency-Key reused with another request"},
 	{dispatch.ErrTooExpensive, http.StatusUnprocessableEntity, "too-expensive", "Batch too expensive for the strategy"},
 
+	// A client that went away: no one reads the answer, but the access log
+	// and the metrics count it as the client's doing, not as a failure of
+	// the service (nginx's 499). Before ErrUnavailable, which a store wraps
+	// around the context's error.
+	{context.Canceled, statusClientClosedRequest, "client-closed-request", "Client closed the request"},
+
 	{dispatch.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "Store unavailable"},
 	// A store call that ran past the request deadline (Options.RequestTimeout)
 	// is a store that did not answer, whether or not the store wrapped the
 	// context's error in dispatch.ErrUnavailable.
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, "unavailable", "Store unavailable"},
 }
+
+// statusClientClosedRequest is the status of a request whose client went
+// away before the answer (nginx's 499).
+const statusClientClosedRequest = 499
 
 // outcomeUnknownProblem answers a *dispatch.IndeterminateError: the batch
 // may have been applied, and the problem names it.
