@@ -29,7 +29,7 @@ type problem struct {
 const (
 	detailInternal       = "internal server error; the request id identifies it in the server log"
 	detailUnavailable    = "the store is unavailable; retry later"
-	detailOutcomeUnknown = "the store did not answer: the batch may have been applied; get it by its batchId, or retry with the same Idempotency-Key"
+	detailOutcomeUnknown = "the batch may have been applied: the store did not answer, or too few replicas confirmed it in time; get it by its batchId, or retry with the same Idempotency-Key"
 )
 
 // writeError answers err as a problem. Errors of 5xx statuses are logged

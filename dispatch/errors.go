@@ -71,7 +71,8 @@ var (
 var ErrUnavailable = errors.New("store unavailable")
 
 // IndeterminateError is a dispatch whose outcome is unknown: the store may
-// have applied the batch but did not answer. BatchID names the batch so the
+// have applied the batch but did not answer, or did not confirm that enough
+// replicas hold it. BatchID names the batch so the
 // caller can look it up or retry with its Idempotency-Key. It unwraps to
 // ErrUnavailable.
 type IndeterminateError struct {
