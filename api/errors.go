@@ -61,6 +61,7 @@ var problemTypes = []problemType{
 	{dispatch.ErrOrderExists, http.StatusConflict, "order-exists", "Order already exists"},
 	{dispatch.ErrNoEligibleScale, http.StatusConflict, "no-eligible-scale", "No eligible Scale"},
 	{dispatch.ErrScaleBusy, http.StatusConflict, "scale-busy", "Scale has outstanding orders"},
+	{dispatch.ErrPoolFull, http.StatusConflict, "pool-full", "Pool holds the most Scales it may"},
 	{dispatch.ErrOrderState, http.StatusConflict, "order-state", "Order state does not allow this"},
 	{dispatch.ErrScaleState, http.StatusConflict, "scale-state", "Scale state does not allow this"},
 

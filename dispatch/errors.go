@@ -57,6 +57,9 @@ var (
 	// ErrNoEligibleScale means no active Scale below its maxOrders can take
 	// the batch.
 	ErrNoEligibleScale = errors.New("no eligible scale")
+	// ErrPoolFull is a new Scale for a pool that holds the most Scales a
+	// pool may (MaxScales).
+	ErrPoolFull = errors.New("pool holds the most Scales it may")
 	// ErrScaleBusy is a Scale that still has outstanding orders.
 	ErrScaleBusy = errors.New("scale has outstanding orders")
 	// ErrOrderState is a transition the order's state does not allow, such as

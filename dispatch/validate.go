@@ -14,10 +14,13 @@ var IDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 const (
 	MaxWeight     = 1_000_000
 	MaxOrderCount = 1<<31 - 1
-	MaxKeyBytes   = 256
-	MaxSlowStart  = 24 * time.Hour
-	DefaultLimit  = 1000
-	MaxLimit      = 10000
+	// MaxScales is the most Scales one pool may hold: with MaxWeight and
+	// MaxOrderCount, every sum the strategies make stays below 2^53.
+	MaxScales    = 1_000_000
+	MaxKeyBytes  = 256
+	MaxSlowStart = 24 * time.Hour
+	DefaultLimit = 1000
+	MaxLimit     = 10000
 )
 
 // ValidID reports whether id matches IDPattern. It checks the bytes

@@ -42,12 +42,17 @@ type Options struct {
 	// after CompletedAt (default DefaultRetention). Batch records live
 	// max(Retention, the request's IdempotencyTTL) after they are created.
 	Retention time.Duration
+	// MaxScales is the most Scales a pool may hold (default and at most
+	// dispatch.MaxScales); registering one more fails with
+	// dispatch.ErrPoolFull.
+	MaxScales int
 }
 
 // Store is the embedded store. It is safe for concurrent use. Create one
 // with New.
 type Store struct {
 	retention time.Duration
+	maxScales int
 
 	mu    sync.RWMutex // guards pools and names; held for reading by every pool operation
 	pools map[string]*pool
@@ -61,7 +66,10 @@ func New(opts Options) *Store {
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
 	}
-	return &Store{retention: opts.Retention, pools: make(map[string]*pool)}
+	if opts.MaxScales <= 0 || opts.MaxScales > dispatch.MaxScales {
+		opts.MaxScales = dispatch.MaxScales
+	}
+	return &Store{retention: opts.Retention, maxScales: opts.MaxScales, pools: make(map[string]*pool)}
 }
 
 // Ping reports that the store is reachable: it always is.

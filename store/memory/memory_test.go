@@ -10,6 +10,6 @@ import (
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(_ testing.TB, opts storetest.Options) dispatch.Store {
-		return memory.New(memory.Options{Retention: opts.Retention})
+		return memory.New(memory.Options{Retention: opts.Retention, MaxScales: opts.MaxScales})
 	})
 }

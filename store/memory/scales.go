@@ -22,6 +22,9 @@ func (s *Store) PutScale(_ context.Context, poolName, compID string, spec dispat
 	err := s.write(poolName, func(p *pool) error {
 		sc, ok := p.scales[compID]
 		if !ok {
+			if len(p.scales) >= s.maxScales {
+				return errorf(dispatch.ErrPoolFull, "pool %q holds %d Scales, the most a pool may", poolName, s.maxScales)
+			}
 			created = true
 			sc = &scale{
 				Scale:    dispatch.Scale{CompID: compID, Weight: 1, State: dispatch.Active, ActiveSince: now},

@@ -102,7 +102,7 @@ func TestACLUser(t *testing.T) {
 			if err := admin.FlushAll(context.Background()).Err(); err != nil {
 				t.Fatalf("FLUSHALL: %v", err)
 			}
-			return redis.New(c, redis.Options{Retention: opts.Retention})
+			return redis.New(c, redis.Options{Retention: opts.Retention, MaxScales: opts.MaxScales})
 		})
 	})
 	t.Run("not other keys", func(t *testing.T) {

@@ -51,7 +51,7 @@ func TestClusterWithReplicas(t *testing.T) {
 	t.Run("conformance", func(t *testing.T) {
 		storetest.Run(t, func(t testing.TB, opts storetest.Options) dispatch.Store {
 			flush(t)
-			return redis.New(c, redis.Options{Retention: opts.Retention})
+			return redis.New(c, redis.Options{Retention: opts.Retention, MaxScales: opts.MaxScales})
 		})
 	})
 	t.Run("acl", func(t *testing.T) {

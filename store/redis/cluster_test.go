@@ -35,7 +35,7 @@ func TestClusterConformance(t *testing.T) {
 		if err != nil {
 			t.Fatalf("FLUSHALL: %v", err)
 		}
-		return redis.New(c, redis.Options{Retention: opts.Retention})
+		return redis.New(c, redis.Options{Retention: opts.Retention, MaxScales: opts.MaxScales})
 	}
 	storetest.Run(t, fresh)
 	t.Run("Multi", func(t *testing.T) { storetest.RunMulti(t, fresh) })

@@ -16,7 +16,7 @@ import (
 // on a fresh redis-server.
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t testing.TB, opts storetest.Options) dispatch.Store {
-		return newStore(t, redistest.Start(t), redis.Options{Retention: opts.Retention})
+		return newStore(t, redistest.Start(t), redis.Options{Retention: opts.Retention, MaxScales: opts.MaxScales})
 	})
 }
 
@@ -27,7 +27,7 @@ var _ dispatch.MultiDispatcher = (*redis.Store)(nil)
 // redis-server.
 func TestConformanceMulti(t *testing.T) {
 	storetest.RunMulti(t, func(t testing.TB, opts storetest.Options) dispatch.Store {
-		return newStore(t, redistest.Start(t), redis.Options{Retention: opts.Retention})
+		return newStore(t, redistest.Start(t), redis.Options{Retention: opts.Retention, MaxScales: opts.MaxScales})
 	})
 }
 

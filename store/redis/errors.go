@@ -74,6 +74,8 @@ func (se scriptError) domain(pool string) error {
 	case "STATE":
 		id, state, _ := strings.Cut(d, " ")
 		return errorf(dispatch.ErrOrderState, "order %q is %s", id, state)
+	case "FULL":
+		return errorf(dispatch.ErrPoolFull, "pool %q holds %s Scales, the most a pool may", pool, d)
 	case "EMPTY":
 		return errorf(dispatch.ErrEmptyBatch, "a batch needs at least one order")
 	case "DUP":

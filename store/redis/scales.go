@@ -31,7 +31,7 @@ func (s *Store) PutScale(ctx context.Context, pool, compID string, spec dispatch
 		}
 	}
 	v, err := s.run(ctx, scriptScalePut, pool, compID, ms(now), s.retention.Milliseconds(), token(),
-		opt(spec.Weight), state, opt(spec.MaxOrders), opt(spec.OrderCount))
+		opt(spec.Weight), state, opt(spec.MaxOrders), opt(spec.OrderCount), s.maxScales)
 	if err != nil {
 		return dispatch.Scale{}, false, translate(err, pool)
 	}

@@ -39,7 +39,7 @@ func TestSentinel(t *testing.T) {
 		if err := admin.FlushAll(context.Background()).Err(); err != nil {
 			t.Fatalf("FLUSHALL: %v", err)
 		}
-		return redis.New(c, redis.Options{Retention: opts.Retention})
+		return redis.New(c, redis.Options{Retention: opts.Retention, MaxScales: opts.MaxScales})
 	})
 }
 

@@ -27,6 +27,10 @@ type Options struct {
 	// a failover may lose it. See wait.go.
 	WaitReplicas int
 	WaitTimeout  time.Duration
+	// MaxScales is the most Scales a pool may hold (default and at most
+	// dispatch.MaxScales); registering one more fails with
+	// dispatch.ErrPoolFull.
+	MaxScales int
 }
 
 // Client lists the go-redis calls the Store makes, so that a
@@ -63,6 +67,7 @@ var (
 type Store struct {
 	c         Client
 	retention time.Duration
+	maxScales int
 	wait      waitPolicy
 }
 
@@ -76,7 +81,10 @@ func New(c Client, opts Options) *Store {
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
 	}
-	return &Store{c: c, retention: opts.Retention, wait: newWaitPolicy(opts)}
+	if opts.MaxScales <= 0 || opts.MaxScales > dispatch.MaxScales {
+		opts.MaxScales = dispatch.MaxScales
+	}
+	return &Store{c: c, retention: opts.Retention, maxScales: opts.MaxScales, wait: newWaitPolicy(opts)}
 }
 
 // Ping reports whether Redis answers: ErrUnavailable if not.

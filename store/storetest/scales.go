@@ -188,3 +188,20 @@ func testForceDeleteScale(t *testing.T, s dispatch.Store) {
 	}
 	wantString(t, "loads", loads(t, s, "p1"), "B=3")
 }
+
+// testPoolFull runs with at most 3 Scales per pool: a fourth is refused
+// with ErrPoolFull and changes nothing, updating one of the three is not
+// refused, and after a deletion a new one fits again.
+func testPoolFull(t *testing.T, s dispatch.Store) {
+	newPool(t, s, "p1", "A=0 B=0 C=0")
+	before := Snapshot(t, s, "p1")
+	_, _, err := s.PutScale(ctx, "p1", "D", dispatch.ScaleSpec{}, at(time.Second))
+	wantErr(t, "a fourth Scale", err, dispatch.ErrPoolFull, "p1", "3")
+	CheckUnchanged(t, s, before)
+	putScale(t, s, "p1", "A", dispatch.ScaleSpec{Weight: ptr[int64](5)}, at(2*time.Second))
+	if err := s.DeleteScale(ctx, "p1", "B", false, at(3*time.Second)); err != nil {
+		t.Fatalf("DeleteScale: %v", err)
+	}
+	putScale(t, s, "p1", "D", dispatch.ScaleSpec{}, at(4*time.Second))
+	wantString(t, "Scales", loads(t, s, "p1"), "A=0 C=0 D=0")
+}

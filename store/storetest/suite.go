@@ -35,6 +35,9 @@ type Options struct {
 	// Retention is how long completed and cancelled orders stay queryable;
 	// zero asks for the store's default, which must be 24h.
 	Retention time.Duration
+	// MaxScales is the most Scales a pool may hold; zero asks for the
+	// store's default, which must be dispatch.MaxScales.
+	MaxScales int
 }
 
 // Factory returns a new, empty store configured with opts. It may register
@@ -61,6 +64,7 @@ func tests() []suiteTest {
 		{"Scales/Update", Options{}, testUpdateScale},
 		{"Scales/List", Options{}, testListScales},
 		{"Scales/Delete", Options{}, testDeleteScale},
+		{"Scales/PoolFull", Options{MaxScales: 3}, testPoolFull},
 		{"Scales/ForceDelete", Options{}, testForceDeleteScale},
 		{"Scales/Reassign", Options{}, testReassign},
 		{"Scales/ReassignErrors", Options{}, testReassignErrors},

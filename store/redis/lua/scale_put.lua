@@ -3,13 +3,15 @@
 -- KEYS: the pool's keys (lib.lua).
 -- ARGV: 1 compId, 2 nowMs, 3 retentionMs, 4 call token, 5 weight, 6 state
 --   (a, d or x), 7 maxOrders, 8 orderCount; '' keeps the field (or takes
---   the default: weight 1, active, no maxOrders, orderCount 0).
--- Reply: {created (1 or 0), scale record}. Errors: DISPATCH NOPOOL.
+--   the default: weight 1, active, no maxOrders, orderCount 0); 9 the most
+--   Scales a pool may hold.
+-- Reply: {created (1 or 0), scale record}. Errors: DISPATCH NOPOOL, FULL.
 
 local id, now, ret, tok = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 if not poolExists() then return fail('NOPOOL') end
 
 local old = getScale(id)
+if not old and redis.call('HLEN', K.scales) >= tonumber(ARGV[9]) then return fail('FULL', ARGV[9]) end
 local c
 if old then
   c = copyScale(old)
