@@ -37,7 +37,7 @@ func (p *pool) dispatch(req dispatch.DispatchRequest) (dispatch.Batch, bool, err
 		if req.BatchID == "" {
 			return dispatch.Batch{}, false, errorf(dispatch.ErrInvalidRequest, "a batch needs an id")
 		}
-		if rec, ok := p.batches[req.BatchID]; ok && !now.After(rec.expires) {
+		if rec, ok := p.batches[req.BatchID]; ok && rec.live(now) {
 			return cloneBatch(rec.batch), false, nil
 		}
 		if rec, ok := p.idem[req.IdempotencyKey]; ok && req.IdempotencyKey != "" && !now.After(rec.expires) {
@@ -212,7 +212,7 @@ func (s *Store) GetBatch(_ context.Context, poolName, batchID string, now time.T
 	var out dispatch.Batch
 	err := s.read(poolName, func(p *pool) error {
 		rec, ok := p.batches[batchID]
-		if !ok || now.After(rec.expires) {
+		if !ok || !rec.live(now) {
 			return errorf(dispatch.ErrBatchNotFound, "batch %q in pool %q", batchID, poolName)
 		}
 		out = cloneBatch(rec.batch)

@@ -32,6 +32,9 @@ type batchRecord struct {
 	expires time.Time
 }
 
+// live reports whether the batch is held at now: until its time has passed.
+func (r *batchRecord) live(now time.Time) bool { return !now.After(r.expires) }
+
 // idemRecord is an Idempotency-Key and the request it came with.
 type idemRecord struct {
 	key         string

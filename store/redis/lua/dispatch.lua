@@ -44,7 +44,7 @@ local function dispatchBatch(A, o, noSweep)
   if not dry then
     if bid == '' then return fail('INVALID', 'a batch needs an id') end
     local b = redis.call('HGET', K.batches, bid)
-    if b and tonumber(split(b, '|', 3)[2]) >= now then return {'batch', bid, b} end
+    if b and batchLive(b, now) then return {'batch', bid, b} end
     if ikey ~= '' then
       local rec = redis.call('HGET', K.idem, ikey)
       if rec then

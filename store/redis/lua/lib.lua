@@ -216,6 +216,12 @@ local function live(o, now, ret)
   return o.st == 'a' or tonumber(o.done) + ret >= now
 end
 
+-- batchLive: a batch record ("createdMs|expiresMs|…") is held until its
+-- time has passed.
+local function batchLive(b, now)
+  return tonumber(split(b, '|', 3)[2]) >= now
+end
+
 -- Batch refs: bref holds ref (base 36) -> "batchId|createdMs|orders", what
 -- the orders of one batch share, for as long as any of them is stored: the
 -- last order record to leave takes it along.
@@ -326,7 +332,7 @@ local function sweep(now, ret)
     if tonumber(f[1]) >= now then break end
     n = n + 1
     local b = redis.call('HGET', K.batches, f[2])
-    if b and tonumber(split(b, '|', 3)[2]) < now then redis.call('HDEL', K.batches, f[2]) end
+    if b and not batchLive(b, now) then redis.call('HDEL', K.batches, f[2]) end
     if f[3] ~= '' then
       local i = redis.call('HGET', K.idem, f[3])
       if i then

@@ -23,7 +23,7 @@ elseif what == 'order' then
   return orderView(o)
 elseif what == 'batch' then
   local b = redis.call('HGET', K.batches, id)
-  if not b or tonumber(split(b, '|', 3)[2]) < tonumber(ARGV[3]) then return fail('NOBATCH', id) end
+  if not b or not batchLive(b, tonumber(ARGV[3])) then return fail('NOBATCH', id) end
   return b
 elseif what == 'table' then
   return redis.call('ZRANGE', K.elig, 0, -1, 'WITHSCORES')
