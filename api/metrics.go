@@ -128,9 +128,9 @@ func (m *Metrics) ObserveBatch(pool, strategy string, n int) {
 	m.batchSize.WithLabelValues(strategy).Observe(float64(n))
 }
 
-// ObserveCoalesced records one store call that carried batches batches
-// (orders orders in all) for dispatch.Config.ObserveCoalesced.
-func (m *Metrics) ObserveCoalesced(batches, orders int) {
+// ObserveCoalesced records one store call that carried batches batches,
+// for dispatch.Config.ObserveCoalesced.
+func (m *Metrics) ObserveCoalesced(batches int) {
 	m.coalesced.Observe(float64(batches))
 }
 

@@ -148,9 +148,9 @@ func TestNewMetricsPanics(t *testing.T) {
 func TestObserveCoalesced(t *testing.T) {
 	reg := api.NewRegistry()
 	m := api.NewMetrics(reg, 10)
-	m.ObserveCoalesced(3, 7)
-	m.ObserveCoalesced(1, 1)
-	m.ObserveCoalesced(40, 40)
+	m.ObserveCoalesced(3)
+	m.ObserveCoalesced(1)
+	m.ObserveCoalesced(40)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

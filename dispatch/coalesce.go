@@ -29,7 +29,7 @@ type coalescer struct {
 	single    func(context.Context, DispatchRequest) (Batch, bool, error)
 	maxOrders int
 	maxCalls  int
-	observe   func(batches, orders int)
+	observe   func(batches int)
 
 	mu    sync.Mutex
 	pools map[string]*queue // a pool is present while a drain runs
@@ -121,7 +121,7 @@ func (c *coalescer) drain(pool string, q *queue) {
 		}
 		c.mu.Unlock()
 		if c.observe != nil {
-			c.observe(len(group), orders)
+			c.observe(len(group))
 		}
 		c.send(group)
 	}

@@ -33,9 +33,9 @@ type Config struct {
 	// at once when coalescing (default DefaultCoalesceCalls). Batches that
 	// arrive while all are busy wait and share the next call.
 	CoalesceCalls int
-	// ObserveCoalesced, if set, is told the batches and orders of every
-	// store call that coalesced dispatches make.
-	ObserveCoalesced func(batches, orders int)
+	// ObserveCoalesced, if set, is told how many batches every store call
+	// that coalesced dispatches make carried.
+	ObserveCoalesced func(batches int)
 }
 
 // Defaults of Config.

@@ -166,7 +166,7 @@ func testCoalescedService(t *testing.T, s dispatch.Store, _ dispatch.MultiDispat
 	const workers, batches = 16, 30
 	newPool(t, s, "p1", "A=0 B=0 C=0 D=0 E=0")
 	var calls, coalesced atomic.Int64
-	svc := dispatch.NewService(s, dispatch.Config{ObserveCoalesced: func(batches, _ int) {
+	svc := dispatch.NewService(s, dispatch.Config{ObserveCoalesced: func(batches int) {
 		calls.Add(1)
 		coalesced.Add(int64(batches))
 	}})
