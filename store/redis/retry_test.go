@@ -20,17 +20,8 @@ import (
 // Redis has run it, so go-redis runs each script twice; every call must
 // still answer as if it ran once, and every count must equal the records.
 func TestRetriedScriptsApplyOnce(t *testing.T) {
-	srv := redistest.Start(t)
-	px := redistest.NewProxy(t, srv.Addr(), "evalsha")
-	c, err := redis.NewClient("redis://"+px.Addr(), "single")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	st := redis.New(c, redis.Options{})
-	svc := dispatch.NewService(st, dispatch.Config{})
+	srv, px, st, svc := proxiedService(t)
 	ctx := context.Background()
-	warmUp(t, svc)
 	direct := newClient(t, srv)
 	lost, runs := int64(0), evalshaCalls(t, direct)
 	retried := func(what string) {
@@ -157,6 +148,25 @@ func TestRetriedScriptsApplyOnce(t *testing.T) {
 	retried("DeletePool")
 }
 
+// proxiedService starts a redis-server behind a proxy that can lose or hold
+// the replies of EVALSHA, and returns them with a Store that talks through
+// the proxy (a client of NewClient) and a Service over it, its scripts
+// loaded.
+func proxiedService(t testing.TB) (*redistest.Server, *redistest.Proxy, *redis.Store, *dispatch.Service) {
+	t.Helper()
+	srv := redistest.Start(t)
+	px := redistest.NewProxy(t, srv.Addr(), "evalsha")
+	c, err := redis.NewClient("redis://"+px.Addr(), "single")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	st := redis.New(c, redis.Options{})
+	svc := dispatch.NewService(st, dispatch.Config{})
+	warmUp(t, svc)
+	return srv, px, st, svc
+}
+
 // evalshaCalls returns how many EVALSHA commands Redis has run.
 func evalshaCalls(t testing.TB, c goredis.UniversalClient) int64 {
 	t.Helper()
@@ -216,23 +226,14 @@ func checkCounts(t *testing.T, st dispatch.Store, pool string, ids []string) {
 // until the caller's deadline: the batch may have been applied, so the
 // error names it, and it was.
 func TestDispatchWithoutAnswerIsIndeterminate(t *testing.T) {
-	srv := redistest.Start(t)
-	px := redistest.NewProxy(t, srv.Addr(), "evalsha")
-	c, err := redis.NewClient("redis://"+px.Addr(), "single")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	st := redis.New(c, redis.Options{})
-	svc := dispatch.NewService(st, dispatch.Config{})
+	_, px, st, svc := proxiedService(t)
 	ctx := context.Background()
-	warmUp(t, svc)
 	mustPool(t, svc, "p", "A", "B")
 
 	px.HoldNext(1)
 	tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	_, _, err = svc.Dispatch(tctx, dispatch.DispatchInput{Pool: "p", Orders: []dispatch.OrderInput{{ID: "o1"}}})
+	_, _, err := svc.Dispatch(tctx, dispatch.DispatchInput{Pool: "p", Orders: []dispatch.OrderInput{{ID: "o1"}}})
 	var ind *dispatch.IndeterminateError
 	if !errors.As(err, &ind) || !errors.Is(err, dispatch.ErrUnavailable) {
 		t.Fatalf("Dispatch without an answer: got %v, want an IndeterminateError", err)
