@@ -21,7 +21,7 @@ import (
 // included) and redis-us/order, the time Redis spent in the dispatch
 // script (INFO commandstats), to compare with BenchmarkCeiling.
 func BenchmarkDispatch(b *testing.B) {
-	for _, tc := range []struct{ scales, batch int }{{10, 1}, {10, 100}, {10_000, 1}, {10_000, 100}} {
+	for _, tc := range []struct{ scales, batch int }{{10, 1}, {10, 100}, {1000, 100}, {10_000, 1}, {10_000, 100}} {
 		b.Run(fmt.Sprintf("scales=%d/batch=%d", tc.scales, tc.batch), func(b *testing.B) {
 			srv := redistest.Start(b)
 			svc := dispatch.NewService(redis.New(newClient(b, srv), redis.Options{}), dispatch.Config{})

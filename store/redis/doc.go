@@ -75,14 +75,14 @@
 //
 // Records are short strings with fields separated by '|' (ids cannot hold
 // '|' or ','), times in milliseconds since the epoch, numbers in decimal or,
-// where marked, base 36:
+// where marked, hexadecimal:
 //
 //	Scale  weight|state|maxOrders|outstanding|baseLoad|activeSince|avgMs|
 //	       tailChunk|tailFill|lowChunk     (state a active, d draining, x down;
 //	       avgMs balancing.EWMA of the reported durations in %.17g, empty
 //	       before the first)
 //	order  <state><ref>|doneAt|compId|chunk|key
-//	       (state a assigned, c completed, x cancelled; ref and chunk base 36;
+//	       (state a assigned, c completed, x cancelled; ref and chunk hexadecimal;
 //	       doneAt empty while assigned; the key last, as it may hold '|')
 //	batch  createdAt|expiresAt|strategy|orderId,compId,orderId,compId,…
 //

@@ -68,7 +68,7 @@ func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, p
 			t.Errorf("scale %s record %q: bad chunks", sc.CompID, rec)
 			continue
 		}
-		if _, ok := chunks[sc.CompID+" "+strconv.FormatInt(low, 36)]; low < tail && !ok {
+		if _, ok := chunks[sc.CompID+" "+strconv.FormatInt(low, 16)]; low < tail && !ok {
 			t.Errorf("scale %s: lowest chunk %d (tail %d) holds no order", sc.CompID, low, tail)
 		}
 	}

@@ -51,7 +51,7 @@ func (s *Store) ListScaleOrders(ctx context.Context, pool, compID string, p disp
 	chunk, after := "", ""
 	if p.Cursor != "" {
 		c, id, ok := strings.Cut(p.Cursor, ".")
-		if _, err := strconv.ParseUint(c, 36, 52); !ok || err != nil || !dispatch.ValidID(id) {
+		if _, err := strconv.ParseUint(c, 16, 52); !ok || err != nil || !dispatch.ValidID(id) {
 			return nil, "", errorf(dispatch.ErrInvalidRequest, "cursor %q was not made by this list", p.Cursor)
 		}
 		chunk, after = c, id

@@ -62,19 +62,19 @@ local function saveState(st, cs)
 end
 
 -- newBatch returns the bookkeeping of a batch at now (ms) under a slow
--- start window of ss ms: the Scales' records as they were (orig) and as
--- the batch changes them (cur), the compIds in the order first picked
--- (first), the compId of each order (comps).
+-- start window of ss ms: the Scales' records as the batch changes them
+-- (cur, read with taken), the compIds in the order first picked (first),
+-- the compId of each order (comps).
 local function newBatch(now, ss)
-  local b = {orig = {}, cur = {}, first = {}, comps = {}, picked = {}}
+  local b = {cur = {}, first = {}, comps = {}, picked = {}}
   -- scale returns Scale id's record as the batch has changed it so far
   -- (false if there is none); rec is its stored record if the caller has
   -- read it already.
   function b.scale(id, rec)
     local c = b.cur[id]
     if c == nil then
-      b.orig[id] = decScale(rec or redis.call('HGET', K.scales, id)) or false
-      c = b.orig[id] and copyScale(b.orig[id]) or false
+      c = decScale(rec or redis.call('HGET', K.scales, id))
+      c = c and taken(c) or false
       b.cur[id] = c
     end
     return c
@@ -149,11 +149,11 @@ end
 
 -- stAssign assigns n orders of a batch with strategy at now (ms). rnd(i)
 -- returns the two random numbers of order i, hashKey(i) the key it hashes
--- by. It returns the plan {comps, orig, cur, first} (newBatch); or nil and
+-- by. It returns the plan {comps, cur, first} (newBatch); or nil and
 -- an error reply, having changed nothing.
 local function stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
   local b = newBatch(now, tonumber(redis.call('HGET', K.meta, 'ss')) or 0)
-  local plan = {comps = b.comps, orig = b.orig, cur = b.cur, first = b.first}
+  local plan = {comps = b.comps, cur = b.cur, first = b.first}
   local size = redis.call('ZCARD', K.lex)
 
   if CHEAP[strategy] then

@@ -82,7 +82,7 @@ local function dispatchBatch(A, o, noSweep)
 
   local plan, failed = planAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
   if not plan then return failed end
-  local comps, orig, cur, first = plan.comps, plan.orig, plan.cur, plan.first
+  local comps, cur, first = plan.comps, plan.cur, plan.first
 
   local parts = {}
   for i = 1, n do parts[i] = oid(i) .. ',' .. comps[i] end
@@ -96,15 +96,15 @@ local function dispatchBatch(A, o, noSweep)
 
   local at = fmt(now)
   for _, o in ipairs(stale) do refDrop(o.ref) end
-  local ref = b36(redis.call('HINCRBY', K.meta, 'bn', 1))
+  local ref = hex(redis.call('HINCRBY', K.meta, 'bn', 1))
   redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. fmt(n))
   local okv = {}
   for i = 1, n do
     okv[#okv + 1] = oid(i)
-    okv[#okv + 1] = table.concat({'a' .. ref, '', comps[i], chunkOf[i], okey(i)}, '|')
+    okv[#okv + 1] = 'a' .. ref .. '||' .. comps[i] .. '|' .. chunkOf[i] .. '|' .. okey(i)
   end
   hsetMany(K.orders, okv)
-  saveAssigned(first, orig, cur, strategy == 'waterfill')
+  saveAssigned(first, cur, strategy == 'waterfill')
   flushAgg()
 
   local exp = now + math.max(ret, ittl)

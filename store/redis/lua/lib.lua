@@ -23,19 +23,9 @@ local WRITE = 1000    -- values per variadic command (unpack holds ~8000)
 
 local function fmt(x) return string.format('%.0f', x) end
 
-local DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz'
-
--- b36 writes a non-negative integer in base 36 (read it with tonumber(s, 36)).
-local function b36(x)
-  if x == 0 then return '0' end
-  local s = ''
-  while x > 0 do
-    local d = x % 36
-    s = string.sub(DIGITS, d + 1, d + 1) .. s
-    x = (x - d) / 36
-  end
-  return s
-end
+-- hex writes a non-negative integer below 2^53 in hexadecimal (read it
+-- with tonumber(s, 16)): refs and chunk numbers.
+local function hex(x) return string.format('%x', x) end
 
 local function fail(code, detail)
   return redis.error_reply('DISPATCH ' .. code .. ' ' .. (detail or ''))
@@ -192,7 +182,7 @@ local function saveScale(id, old, new, eligDone)
 end
 
 -- Orders: "<state><ref>|doneMs|compId|chunk|key", state a (assigned), c
--- (completed), x (cancelled); ref names the batch in bref, chunk (base 36)
+-- (completed), x (cancelled); ref names the batch in bref, chunk (hexadecimal)
 -- the chunk of the Scale's own index; doneMs is empty while assigned; the
 -- key comes last, as it may hold '|'.
 local ORDER = '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$'
@@ -222,7 +212,7 @@ local function batchLive(b, now)
   return tonumber(split(b, '|', 3)[2]) >= now
 end
 
--- Batch refs: bref holds ref (base 36) -> "batchId|createdMs|orders", what
+-- Batch refs: bref holds ref (hexadecimal) -> "batchId|createdMs|orders", what
 -- the orders of one batch share, for as long as any of them is stored: the
 -- last order record to leave takes it along.
 local function refGet(ref)
@@ -249,7 +239,7 @@ local function orderView(o)
   return table.concat({o.st, at or '', o.done, bid or '', o.comp, o.key}, '|')
 end
 
-local function ownField(comp, chunk) return comp .. ' ' .. b36(chunk) end
+local function ownField(comp, chunk) return comp .. ' ' .. hex(chunk) end
 
 -- ownDrop removes an order id from its chunk of the Scale's own index;
 -- returns whether the chunk is now empty.
@@ -273,16 +263,49 @@ local function advanceLow(comp, c)
   end
 end
 
--- saveAssigned saves the Scales that orders were just appended to (first,
--- records orig before and cur after; see ownAppend and saveScales). Only a
--- Scale whose lowest chunk was its tail before can need advanceLow: below
--- the tail, the lowest chunk holds an order (release advances it when it
+-- taken marks Scale record c (decScale) as read before a batch gives it
+-- orders, for saveAssigned: its outstanding count then (out0) and whether
+-- its lowest chunk was its tail (tail0).
+local function taken(c)
+  c.out0, c.tail0 = c.out, c.cl == c.ct
+  return c
+end
+
+-- saveAssigned saves the Scales that orders were just given to (first, in
+-- the order first picked; cur their records, read with taken). Each was
+-- eligible before and only its outstanding count and own-index chunks have
+-- changed: it leaves the eligible sets only when it reached its maxOrders,
+-- and the room of the pool (meta r) falls by the orders given to Scales
+-- with a maxOrders. With eligDone the caller has updated elig. Only a Scale
+-- whose lowest chunk was its tail before can need advanceLow: below the
+-- tail, the lowest chunk holds an order (release advances it when it
 -- empties).
-local function saveAssigned(first, orig, cur, eligDone)
+local function saveAssigned(first, cur, eligDone)
+  local skv, load, add, full = {}, {}, {}, {}
   for _, id in ipairs(first) do
-    if orig[id].cl == orig[id].ct then advanceLow(id, cur[id]) end
+    local c = cur[id]
+    if c.tail0 then advanceLow(id, c) end
+    skv[#skv + 1] = id
+    skv[#skv + 1] = encScale(c)
+    local n = c.base + c.out
+    load[#load + 1] = n
+    load[#load + 1] = id
+    if c.max > 0 then
+      agg.r = agg.r - (c.out - c.out0)
+      if n >= c.max then full[#full + 1] = id end
+    end
+    if not eligDone and (c.max == 0 or n < c.max) then
+      add[#add + 1] = n
+      add[#add + 1] = id
+    end
   end
-  saveScales(first, orig, cur, eligDone)
+  hsetMany(K.scales, skv)
+  callMany('ZADD', K.load, load, 2)
+  callMany('ZREM', K.lex, full, 1)
+  if not eligDone then
+    callMany('ZADD', K.elig, add, 2)
+    callMany('ZREM', K.elig, full, 1)
+  end
 end
 
 -- release ends assigned order o (id) in state st at now: the order record,
@@ -291,7 +314,7 @@ end
 local function release(id, o, c, st, now, ret)
   if c then
     c.out = c.out - 1
-    if ownDrop(o.comp, tonumber(o.chunk, 36), id) then advanceLow(o.comp, c) end
+    if ownDrop(o.comp, tonumber(o.chunk, 16), id) then advanceLow(o.comp, c) end
   end
   o.st, o.done = st, fmt(now)
   redis.call('HSET', K.orders, id, encOrder(o))
@@ -374,38 +397,59 @@ local function poolExists() return redis.call('EXISTS', K.meta) == 1 end
 -- ownAppend puts orders 1..n, assigned to comps[i], at the tail chunks of
 -- their Scales' own index: cur[id] holds a Scale's tail chunk (ct) and its
 -- fill (cn), first lists the Scales in the order first picked, idOf(i) names
--- order i. Returns each order's chunk (base 36) and the HSET field/value list
--- for K.own, which the caller writes.
+-- order i. Returns each order's chunk (hexadecimal) and the HSET field/value
+-- list for K.own, which the caller writes. It runs once per Scale a batch
+-- touches, so it keeps per-Scale work small: a Scale given one order (the
+-- usual case in a large pool) costs no table.
 local function ownAppend(comps, first, cur, n, idOf)
   local byScale, chunkOf, ownKV = {}, {}, {}
   for i = 1, n do
-    local t = byScale[comps[i]]
-    if not t then t = {}; byScale[comps[i]] = t end
-    t[#t + 1] = i
+    local id = comps[i]
+    local t = byScale[id]
+    if t == nil then
+      byScale[id] = i
+    elseif type(t) == 'number' then
+      byScale[id] = {t, i}
+    else
+      t[#t + 1] = i
+    end
   end
   -- the tail chunks that orders join, read in one HMGET
   local tails = {}
   for _, id in ipairs(first) do
     local c = cur[id]
-    if byScale[id] and c.cn > 0 and c.cn < CHUNK then tails[#tails + 1] = ownField(id, c.ct) end
+    if c.cn > 0 and c.cn < CHUNK then tails[#tails + 1] = id .. ' ' .. hex(c.ct) end
   end
   local tail = hmget(K.own, tails)
   for _, id in ipairs(first) do
-    local c, idx, j = cur[id], byScale[id], 1
-    while j <= #idx do
+    local c, idx = cur[id], byScale[id]
+    if type(idx) == 'number' then
       if c.cn >= CHUNK then c.ct, c.cn = c.ct + 1, 0 end
-      local chunk = b36(c.ct)
+      local chunk = hex(c.ct)
       local field = id .. ' ' .. chunk
-      local take = math.min(#idx - j + 1, CHUNK - c.cn)
-      local buf = {}
-      if c.cn > 0 then buf[1] = tail[field] or '' end
-      for k = j, j + take - 1 do
-        buf[#buf + 1] = idOf(idx[k]) .. ','
-        chunkOf[idx[k]] = chunk
-      end
+      local v = idOf(idx) .. ','
+      if c.cn > 0 then v = (tail[field] or '') .. v end
       ownKV[#ownKV + 1] = field
-      ownKV[#ownKV + 1] = table.concat(buf)
-      c.cn, j = c.cn + take, j + take
+      ownKV[#ownKV + 1] = v
+      chunkOf[idx] = chunk
+      c.cn = c.cn + 1
+    else
+      local j = 1
+      while j <= #idx do
+        if c.cn >= CHUNK then c.ct, c.cn = c.ct + 1, 0 end
+        local chunk = hex(c.ct)
+        local field = id .. ' ' .. chunk
+        local take = math.min(#idx - j + 1, CHUNK - c.cn)
+        local buf = {}
+        if c.cn > 0 then buf[1] = tail[field] or '' end
+        for k = j, j + take - 1 do
+          buf[#buf + 1] = idOf(idx[k]) .. ','
+          chunkOf[idx[k]] = chunk
+        end
+        ownKV[#ownKV + 1] = field
+        ownKV[#ownKV + 1] = table.concat(buf)
+        c.cn, j = c.cn + take, j + take
+      end
     end
   end
   return chunkOf, ownKV

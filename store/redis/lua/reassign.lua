@@ -63,7 +63,7 @@ end
 
 local plan, failed = planAssign(strategy, n, false, now, maxCost, rnd, hashKey)
 if not plan then return failed end
-local comps, orig, cur, first = plan.comps, plan.orig, plan.cur, plan.first
+local comps, cur, first = plan.comps, plan.cur, plan.first
 
 local chunkOf, ownKV = ownAppend(comps, first, cur, n, function(i) return ids[i] end)
 for _, f in ipairs(fields) do redis.call('HDEL', K.own, f) end
@@ -79,7 +79,7 @@ for i = 1, n do
   reply[#reply + 1] = comps[i]
 end
 hsetMany(K.orders, okv)
-saveAssigned(first, orig, cur, strategy == 'waterfill')
+saveAssigned(first, cur, strategy == 'waterfill')
 local nsrc = copyScale(src)
 nsrc.out = nsrc.out - n
 advanceLow(from, nsrc)

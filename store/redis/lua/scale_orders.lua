@@ -2,9 +2,9 @@
 -- changes nothing.
 --
 -- KEYS: the pool's keys (lib.lua).
--- ARGV: 1 compId, 2 limit, 3 cursor chunk (base 36, '' for the first page),
+-- ARGV: 1 compId, 2 limit, 3 cursor chunk (hexadecimal, '' for the first page),
 --   4 cursor order id (the last order of the previous page).
--- Reply: {more (1/0), next chunk (base 36), id, view, id, view, ...}, each
+-- Reply: {more (1/0), next chunk (hexadecimal), id, view, id, view, ...}, each
 --   view as orderView shows it. A cursor order that has left its chunk since
 --   resumes at the chunk's start. Errors: DISPATCH NOPOOL, NOSCALE.
 
@@ -16,7 +16,7 @@ if not c then return fail('NOSCALE', comp) end
 local start = c.cl
 local skip = nil
 if cchunk ~= '' then
-  start = math.max(c.cl, tonumber(cchunk, 36) or c.cl)
+  start = math.max(c.cl, tonumber(cchunk, 16) or c.cl)
   skip = cid
 end
 local out, got, more, last = {}, 0, 0, ''
@@ -39,7 +39,7 @@ for chunk = start, c.ct do
         got = got + 1
         out[#out + 1] = oid
         out[#out + 1] = orderView(o)
-        last = b36(chunk)
+        last = hex(chunk)
       end
     end
   end

@@ -67,7 +67,7 @@ end
 -- deleted before it returns; a real one leaves elig as the batch ends.
 local function wfAssign(n, dry)
   local comps = {}              -- compId per order, in request order
-  local orig, cur, first = {}, {}, {}
+  local cur, first = {}, {}
   local z = K.elig
   while #comps < n do
     local round, ids, read = {}, {}, {}
@@ -82,8 +82,7 @@ local function wfAssign(n, dry)
     local got = wfPass(z, n - #comps, function(id)
       local c = cur[id]
       if not c then
-        orig[id] = decScale(read[id])
-        c = copyScale(orig[id])
+        c = taken(decScale(read[id]))
         cur[id] = c
         first[#first + 1] = id
       end
@@ -114,5 +113,5 @@ local function wfAssign(n, dry)
     end
   end
   if z == K.tmp then redis.call('DEL', K.tmp) end
-  return {comps = comps, orig = orig, cur = cur, first = first}
+  return {comps = comps, cur = cur, first = first}
 end
