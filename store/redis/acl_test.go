@@ -33,7 +33,7 @@ var aclCommands = []string{
 	"cluster|slots",
 	// In the scripts.
 	"del", "get", "hdel", "hexists", "hget", "hgetall", "hincrby", "hkeys", "hset",
-	"lrange", "ltrim", "rpush", "unlink", "zcount", "zscore", "zunionstore",
+	"lrange", "ltrim", "rpush", "unlink", "zcount", "zscore", "zmscore", "zunionstore",
 }
 
 // aclRule is the ACL SETUSER rule of the dispatcher's user, after its name:

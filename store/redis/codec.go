@@ -39,9 +39,11 @@ func (p *ints) time(s string) time.Time {
 	return fromMs(p.parse(s))
 }
 
+// decodeScale reads a Scale as the scripts show it (lib.lua's scaleView):
+// "weight|state|maxOrders|outstanding|baseLoad|activeSinceMs|avgMs".
 func decodeScale(compID, rec string) (dispatch.Scale, error) {
 	f := strings.Split(rec, "|")
-	if len(f) != 10 {
+	if len(f) != 7 {
 		return dispatch.Scale{}, fmt.Errorf("redis: scale %q: bad record %q", compID, rec)
 	}
 	var p ints

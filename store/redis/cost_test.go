@@ -95,7 +95,7 @@ func registerEqualScales(t testing.TB, c goredis.UniversalClient, pool string, n
 	const src = `
 for i = 0, tonumber(ARGV[1]) - 1 do
   local id = string.format('s%06d', i)
-  redis.call('HSET', KEYS[1], id, '1|a|0|0|0|0||0|0|0')
+  redis.call('HSET', KEYS[1], id, '1|a|0|0|0|')
   redis.call('ZADD', KEYS[2], 0, id)
   redis.call('ZADD', KEYS[3], 0, id)
   redis.call('ZADD', KEYS[5], 0, id)

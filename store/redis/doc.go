@@ -38,9 +38,12 @@
 //	P orders   HASH   orderId → order record
 //	P bref     HASH   ref → "batchId|createdAt ms|orders": what the orders of
 //	                  one batch share, kept while any of them is stored
-//	P own      HASH   "compId chunk" → "id,id,…," the Scale's assigned orders,
-//	                  at most 64 ids per chunk, oldest first (for DeleteScale
-//	                  with force, Reassign and ListScaleOrders)
+//	P own      HASH   the Scale's assigned orders, oldest first, in chunks
+//	                  (for DeleteScale with force, Reassign and
+//	                  ListScaleOrders): compId → "tailChunk|lowChunk|id,id,…,"
+//	                  the tail, "compId chunk" → "id,id,…," the sealed
+//	                  chunks below it; a tail of 1,000 bytes of ids is
+//	                  sealed before the next order joins it
 //	P batches  HASH   batchId → batch record
 //	P idem     HASH   Idempotency-Key → "expiresMs|batchId|fingerprint"
 //	P oexp     LIST   "expiresMs|orderId", orders as they complete or cancel
@@ -77,10 +80,11 @@
 // '|' or ','), times in milliseconds since the epoch, numbers in decimal or,
 // where marked, hexadecimal:
 //
-//	Scale  weight|state|maxOrders|outstanding|baseLoad|activeSince|avgMs|
-//	       tailChunk|tailFill|lowChunk     (state a active, d draining, x down;
-//	       avgMs balancing.EWMA of the reported durations in %.17g, empty
-//	       before the first)
+//	Scale  weight|state|maxOrders|baseLoad|activeSince|avgMs
+//	       (state a active, d draining, x down; avgMs balancing.EWMA of the
+//	       reported durations in %.17g, empty before the first; the
+//	       orderCount is the Scale's score in load, and outstanding is
+//	       orderCount − baseLoad, so a dispatch leaves the record as it is)
 //	order  <state><ref>|doneAt|compId|chunk|key
 //	       (state a assigned, c completed, x cancelled; ref and chunk hexadecimal;
 //	       doneAt empty while assigned; the key last, as it may hold '|')

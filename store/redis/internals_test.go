@@ -21,17 +21,35 @@ import (
 func poolKey(pool, name string) string { return "dispatch:{pool:" + pool + "}:" + name }
 
 // checkOwnIndex checks that each Scale's own index lists exactly its
-// assigned orders.
+// assigned orders, each in the chunk its record names, and that the walk
+// over a Scale's index starts at a chunk that holds an order or at the
+// tail.
 func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, pool string) {
 	t.Helper()
 	ctx := context.Background()
-	chunks, err := c.HGetAll(ctx, poolKey(pool, "own")).Result()
+	fields, err := c.HGetAll(ctx, poolKey(pool, "own")).Result()
 	if err != nil {
 		t.Fatalf("HGETALL own: %v", err)
 	}
 	listed := make(map[string]int64)
-	for field, list := range chunks {
-		comp, _, _ := strings.Cut(field, " ")
+	type tail struct{ ct, cl int64 }
+	tails := make(map[string]tail)
+	for field, list := range fields {
+		comp, chunk, sealed := strings.Cut(field, " ")
+		if !sealed {
+			// the tail: "ct|cl|id,id,…,"
+			f := strings.SplitN(list, "|", 3)
+			ct, cerr := strconv.ParseInt(f[0], 16, 64)
+			cl, lerr := strconv.ParseInt(f[1], 16, 64)
+			if len(f) != 3 || cerr != nil || lerr != nil || cl > ct {
+				t.Fatalf("own index tail of %s: %q", comp, list)
+			}
+			tails[comp] = tail{ct, cl}
+			chunk, list = f[0], f[2]
+		}
+		if list == "" {
+			continue
+		}
 		ids := strings.Split(strings.TrimSuffix(list, ","), ",")
 		recs, err := c.HMGet(ctx, poolKey(pool, "orders"), ids...).Result()
 		if err != nil {
@@ -40,10 +58,25 @@ func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, p
 		for i, rec := range recs {
 			// "<state><ref>|doneMs|compId|chunk|key"
 			f := strings.SplitN(fmt.Sprint(rec), "|", 5)
-			if len(f) != 5 || f[0][0] != 'a' || f[2] != comp {
-				t.Fatalf("own index of %s lists %s: record %v", comp, ids[i], rec)
+			if len(f) != 5 || f[0][0] != 'a' || f[2] != comp || f[3] != chunk {
+				t.Fatalf("own index of %s lists %s in chunk %s: record %v", comp, ids[i], chunk, rec)
 			}
 			listed[comp]++
+		}
+	}
+	for field := range fields {
+		comp, chunk, sealed := strings.Cut(field, " ")
+		if !sealed {
+			continue
+		}
+		n, err := strconv.ParseInt(chunk, 16, 64)
+		if tl, ok := tails[comp]; err != nil || !ok || n < tl.cl || n >= tl.ct {
+			t.Errorf("own index holds chunk %q outside the walk of %s (%+v)", field, comp, tails[comp])
+		}
+	}
+	for comp, tl := range tails {
+		if _, ok := fields[comp+" "+strconv.FormatInt(tl.cl, 16)]; tl.cl < tl.ct && !ok {
+			t.Errorf("scale %s: lowest chunk %d (tail %d) holds no order", comp, tl.cl, tl.ct)
 		}
 	}
 	scales, _, err := st.ListScales(ctx, pool, dispatch.Page{Limit: dispatch.MaxLimit})
@@ -55,39 +88,26 @@ func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, p
 			t.Errorf("own index of %s lists %d orders, want outstanding %d", sc.CompID, listed[sc.CompID], sc.Outstanding)
 		}
 		delete(listed, sc.CompID)
-		// The lowest chunk is the tail or holds an order: a walk over the
-		// index starts there.
-		rec, err := c.HGet(ctx, poolKey(pool, "scales"), sc.CompID).Result()
-		if err != nil {
-			t.Fatalf("HGET scales %s: %v", sc.CompID, err)
-		}
-		f := strings.Split(rec, "|") // …|tailChunk|tailFill|lowChunk
-		low, lerr := strconv.ParseInt(f[len(f)-1], 10, 64)
-		tail, terr := strconv.ParseInt(f[len(f)-3], 10, 64)
-		if lerr != nil || terr != nil || low > tail {
-			t.Errorf("scale %s record %q: bad chunks", sc.CompID, rec)
-			continue
-		}
-		if _, ok := chunks[sc.CompID+" "+strconv.FormatInt(low, 16)]; low < tail && !ok {
-			t.Errorf("scale %s: lowest chunk %d (tail %d) holds no order", sc.CompID, low, tail)
-		}
+		delete(tails, sc.CompID)
 	}
 	for comp, n := range listed {
 		t.Errorf("own index lists %d orders of %s, which is not registered", n, comp)
 	}
+	for comp := range tails {
+		t.Errorf("own index keeps the tail of %s, which is not registered", comp)
+	}
 }
 
-// TestLowestChunkAfterTailEmptied fills a Scale's first chunk, completes
-// every order in it (the chunk goes, and the lowest chunk is the tail), and
-// dispatches again: the new tail is a new chunk, and the lowest must move
-// to it.
+// TestLowestChunkAfterTailEmptied fills a Scale's first chunks, completes
+// every order in them (the sealed chunks go, and the lowest chunk is the
+// tail), and dispatches again: the walk must start at the tail.
 func TestLowestChunkAfterTailEmptied(t *testing.T) {
 	c := newClient(t, redistest.Start(t))
 	st := redis.New(c, redis.Options{})
 	svc := dispatch.NewService(st, dispatch.Config{})
 	ctx := context.Background()
 	mustPool(t, svc, "p", "A")
-	in := dispatch.DispatchInput{Pool: "p", Orders: make([]dispatch.OrderInput, 64)} // one chunk
+	in := dispatch.DispatchInput{Pool: "p", Orders: make([]dispatch.OrderInput, 64)} // two sealed chunks and a tail
 	b, _, err := svc.Dispatch(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -171,8 +191,8 @@ func TestOwnIndexAndForceDelete(t *testing.T) {
 	checkOwnIndex(t, c, st, "p")
 	fields, _ := c.HKeys(ctx, poolKey("p", "own")).Result()
 	for _, f := range fields {
-		if strings.HasPrefix(f, "A ") {
-			t.Errorf("own index keeps chunk %q of the deleted Scale", f)
+		if f == "A" || strings.HasPrefix(f, "A ") {
+			t.Errorf("own index keeps field %q of the deleted Scale", f)
 		}
 	}
 }

@@ -302,17 +302,17 @@ func (s *sim) checkAverages(pool string, m *model) {
 		s.t.Fatalf("HGETALL scales: %v", err)
 	}
 	for id, rec := range recs {
-		f := strings.Split(rec, "|")
+		f := strings.Split(rec, "|") // weight|state|maxOrders|baseLoad|activeSince|avgMs
 		want, has := m.avgs[id]
-		if f[6] == "" {
+		if f[5] == "" {
 			if has {
 				s.t.Fatalf("Scale %s has no average, want %v", id, want)
 			}
 			continue
 		}
-		got, err := strconv.ParseFloat(f[6], 64)
+		got, err := strconv.ParseFloat(f[5], 64)
 		if err != nil || !has || math.Float64bits(got) != math.Float64bits(want) {
-			s.t.Fatalf("Scale %s: average %q, want %v (%v)", id, f[6], want, has)
+			s.t.Fatalf("Scale %s: average %q, want %v (%v)", id, f[5], want, has)
 		}
 	}
 }

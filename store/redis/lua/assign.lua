@@ -68,13 +68,17 @@ end
 local function newBatch(now, ss)
   local b = {cur = {}, first = {}, comps = {}, picked = {}}
   -- scale returns Scale id's record as the batch has changed it so far
-  -- (false if there is none); rec is its stored record if the caller has
-  -- read it already.
-  function b.scale(id, rec)
+  -- (false if there is none); rec and n are its stored record and
+  -- orderCount if the caller has read them already.
+  function b.scale(id, rec, n)
     local c = b.cur[id]
     if c == nil then
-      c = decScale(rec or redis.call('HGET', K.scales, id))
-      c = c and taken(c) or false
+      if rec then
+        c = taken(decScale(rec, n))
+      else
+        c = getScale(id)
+        c = c and taken(c) or false
+      end
       b.cur[id] = c
     end
     return c
@@ -104,10 +108,11 @@ local function candidates(b, st)
   for j = 1, #ids, WRITE do
     local last = math.min(j + WRITE - 1, #ids)
     local recs = redis.call('HMGET', K.scales, unpack(ids, j, last))
+    local ns = redis.call('ZMSCORE', K.load, unpack(ids, j, last))
     for k = j, last do
       local id, rec = ids[k], recs[k - j + 1]
-      local w, out, base, since, avg = string.match(rec, '^(%d+)|%a|%d+|(%d+)|(%d+)|(%d*)|([^|]*)|')
-      cs[k] = {id = id, rec = rec, n = tonumber(out) + tonumber(base), w = b.weight(tonumber(w), since),
+      local w, since, avg = string.match(rec, '^(%d+)|%a|%d+|%d+|(%d*)|([^|]*)$')
+      cs[k] = {id = id, rec = rec, n = tonumber(ns[k - j + 1]), w = b.weight(tonumber(w), since),
         avg = tonumber(avg), cur = st.cur and st.cur[id]}
     end
   end
@@ -188,9 +193,9 @@ local function stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
   for i = 1, n do
     local k = pick(cs, st, (rnd(i)))
     local c = cs[k]
+    b.scale(c.id, c.rec, c.n)
     c.n = c.n + 1
     gone = nil
-    b.scale(c.id, c.rec)
     if not b.take(c.id) then gone = table.remove(cs, k) end
   end
   if not dry then

@@ -91,7 +91,7 @@ local function dispatchBatch(A, o, noSweep)
     return {'dry', '', fmt(now) .. '|0|' .. strategy .. '|' .. pairs_}
   end
 
-  local chunkOf, ownKV = ownAppend(comps, first, cur, n, oid)
+  local chunkOf, ownKV = ownAppend(comps, first, n, oid)
   hsetMany(K.own, ownKV)
 
   local at = fmt(now)

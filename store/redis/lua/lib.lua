@@ -17,7 +17,6 @@ local K = {
 }
 
 local SWEEP = 128     -- expired records one call removes from each queue
-local CHUNK = 64      -- order ids per chunk of a Scale's own index
 local RING = 16       -- call tokens remembered for retried calls
 local WRITE = 1000    -- values per variadic command (unpack holds ~8000)
 
@@ -77,31 +76,44 @@ local function hmget(key, fields)
   return out
 end
 
--- Scales: "weight|state|maxOrders|outstanding|baseLoad|activeSinceMs|avgMs|
--- tailChunk|tailFill|lowChunk"; state a (active), d (draining), x (down).
-local SCALE = '^' .. string.rep('([^|]*)|', 9) .. '([^|]*)$'
+-- Scales: "weight|state|maxOrders|baseLoad|activeSinceMs|avgMs"; state a
+-- (active), d (draining), x (down). A Scale's orderCount is its score in
+-- load, and its outstanding orders are orderCount - baseLoad: a dispatch
+-- changes load and elig and leaves the record as it is.
+local SCALE = '^' .. string.rep('([^|]*)|', 5) .. '([^|]*)$'
 
-local function decScale(s)
+-- decScale reads record s of a Scale whose orderCount (load score) is n.
+local function decScale(s, n)
   if not s then return nil end
-  local w, st, max, out, base, since, avg, ct, cn, cl = string.match(s, SCALE)
-  return {w = tonumber(w), st = st, max = tonumber(max), out = tonumber(out),
-    base = tonumber(base), since = since, avg = avg, ct = tonumber(ct),
-    cn = tonumber(cn), cl = tonumber(cl)}
+  local w, st, max, base, since, avg = string.match(s, SCALE)
+  base = tonumber(base)
+  return {w = tonumber(w), st = st, max = tonumber(max), out = tonumber(n) - base,
+    base = base, since = since, avg = avg}
 end
 
 -- encScale writes the numbers with Lua's own conversion (14 significant
--- digits), which is exact for them: weights, counts and chunk numbers stay
--- below 2^32 (dispatch.MaxOrderCount and the Scale limits).
+-- digits), which is exact for them: weights and counts stay below 2^32
+-- (dispatch.MaxOrderCount and the Scale limits).
 local function encScale(c)
-  return c.w .. '|' .. c.st .. '|' .. c.max .. '|' .. c.out .. '|' .. c.base .. '|' ..
-    c.since .. '|' .. c.avg .. '|' .. c.ct .. '|' .. c.cn .. '|' .. c.cl
+  return c.w .. '|' .. c.st .. '|' .. c.max .. '|' .. c.base .. '|' .. c.since .. '|' .. c.avg
 end
 
-local function getScale(id) return decScale(redis.call('HGET', K.scales, id)) end
+-- scaleView is a Scale as replies show it:
+-- "weight|state|maxOrders|outstanding|baseLoad|activeSinceMs|avgMs".
+local function scaleView(c)
+  return c.w .. '|' .. c.st .. '|' .. c.max .. '|' .. c.out .. '|' .. c.base .. '|' ..
+    c.since .. '|' .. c.avg
+end
+
+local function getScale(id)
+  local s = redis.call('HGET', K.scales, id)
+  if not s then return nil end
+  return decScale(s, redis.call('ZSCORE', K.load, id))
+end
 
 local function copyScale(c)
   return {w = c.w, st = c.st, max = c.max, out = c.out, base = c.base, since = c.since,
-    avg = c.avg, ct = c.ct, cn = c.cn, cl = c.cl}
+    avg = c.avg}
 end
 
 local function count(c) return c.base + c.out end
@@ -135,8 +147,11 @@ local function saveScales(ids, old, new, eligDone)
     local o, c = old[id], new[id]
     account(o, -1)
     account(c, 1)
-    skv[#skv + 1] = id
-    skv[#skv + 1] = encScale(c)
+    if not o or o.w ~= c.w or o.st ~= c.st or o.max ~= c.max or o.base ~= c.base or
+        o.since ~= c.since or o.avg ~= c.avg then
+      skv[#skv + 1] = id
+      skv[#skv + 1] = encScale(c)
+    end
     if not o or count(o) ~= count(c) then
       load[#load + 1] = fmt(count(c))
       load[#load + 1] = id
@@ -239,54 +254,108 @@ local function orderView(o)
   return table.concat({o.st, at or '', o.done, bid or '', o.comp, o.key}, '|')
 end
 
+-- The own index of a Scale lists its outstanding orders, oldest first, in
+-- chunks. Field compId holds the tail, "ct|cl|id,id,…,": ct the number of
+-- the tail chunk, cl the lowest chunk that may hold an order (both
+-- hexadecimal). Field "compId chunk" holds a sealed chunk below the tail,
+-- "id,id,…,", and goes when it empties. A tail of OWN bytes of ids or more
+-- is sealed before the next order joins it, so that appending to it stays
+-- cheap. A dispatch touches only the tail: one read and one write per Scale.
+-- An index that empties goes, and the Scale's chunks count from 0 again.
+local OWN = 256
+
 local function ownField(comp, chunk) return comp .. ' ' .. hex(chunk) end
 
--- ownDrop removes an order id from its chunk of the Scale's own index;
--- returns whether the chunk is now empty.
-local function ownDrop(comp, chunk, id)
-  local field = ownField(comp, chunk)
-  local v = redis.call('HGET', K.own, field)
-  if not v then return true end
-  local s = ',' .. v
-  local p = string.find(s, ',' .. id .. ',', 1, true)
-  if p then s = string.sub(s, 1, p) .. string.sub(s, p + #id + 2) end
-  if #s == 1 then redis.call('HDEL', K.own, field); return true end
-  redis.call('HSET', K.own, field, string.sub(s, 2))
-  return false
+-- ownTail reads a tail (nil: none yet): ct, cl and the ids.
+local function ownTail(v)
+  if not v then return 0, 0, '' end
+  local ct, cl, ids = string.match(v, '^(%x+)|(%x+)|(.*)$')
+  return tonumber(ct, 16), tonumber(cl, 16), ids
 end
 
--- advanceLow moves Scale c's lowest chunk past the chunks that emptied, so
--- that a walk over its own index starts at its oldest outstanding order.
-local function advanceLow(comp, c)
-  while c.cl < c.ct and redis.call('HEXISTS', K.own, ownField(comp, c.cl)) == 0 do
-    c.cl = c.cl + 1
+local function encTail(ct, cl, ids) return hex(ct) .. '|' .. hex(cl) .. '|' .. ids end
+
+-- cut removes id from a list "id,id,…,".
+local function cut(list, id)
+  local s = ',' .. list
+  local p = string.find(s, ',' .. id .. ',', 1, true)
+  if p then s = string.sub(s, 1, p) .. string.sub(s, p + #id + 2) end
+  return string.sub(s, 2)
+end
+
+-- ownDrop removes order id from chunk chunk of Scale comp's own index. A
+-- sealed chunk that empties goes, and when it was the lowest the tail's cl
+-- moves past the chunks that have gone, so that a walk over the index
+-- starts at the oldest outstanding order.
+local function ownDrop(comp, chunk, id)
+  local ct, cl, ids = ownTail(redis.call('HGET', K.own, comp))
+  if chunk == ct then
+    ids = cut(ids, id)
+    if ids == '' and cl == ct then
+      redis.call('HDEL', K.own, comp)
+    else
+      redis.call('HSET', K.own, comp, encTail(ct, cl, ids))
+    end
+    return
+  end
+  local field = ownField(comp, chunk)
+  local v = redis.call('HGET', K.own, field)
+  if not v then return end
+  v = cut(v, id)
+  if v ~= '' then
+    redis.call('HSET', K.own, field, v)
+    return
+  end
+  redis.call('HDEL', K.own, field)
+  if chunk ~= cl then return end
+  while cl < ct and redis.call('HEXISTS', K.own, ownField(comp, cl)) == 0 do cl = cl + 1 end
+  if ids == '' and cl == ct then
+    redis.call('HDEL', K.own, comp)
+  else
+    redis.call('HSET', K.own, comp, encTail(ct, cl, ids))
   end
 end
 
--- taken marks Scale record c (decScale) as read before a batch gives it
--- orders, for saveAssigned: its outstanding count then (out0) and whether
--- its lowest chunk was its tail (tail0).
+-- ownChunks calls f(chunk, list) for each chunk of Scale comp's own index
+-- from chunk from (nil: its lowest) up to its tail, with list the chunk's
+-- ids ("id,id,…,"), until f returns true. It returns the tail's ct and cl.
+local function ownChunks(comp, from, f)
+  local ct, cl, ids = ownTail(redis.call('HGET', K.own, comp))
+  -- a chunk past the tail was named before the index emptied: start over
+  if not from or from > ct then from = cl end
+  for chunk = math.max(cl, from), ct do
+    local list = ids
+    if chunk < ct then list = redis.call('HGET', K.own, ownField(comp, chunk)) or '' end
+    if f(chunk, list) then break end
+  end
+  return ct, cl
+end
+
+-- ownClear removes Scale comp's own index (tail ct, lowest chunk cl, as
+-- ownChunks returns them).
+local function ownClear(comp, ct, cl)
+  local fields = {comp}
+  for chunk = cl, ct - 1 do fields[#fields + 1] = ownField(comp, chunk) end
+  callMany('HDEL', K.own, fields, 1)
+end
+
+-- taken marks Scale record c as read before a batch gives it orders: its
+-- outstanding count then (out0), for saveAssigned.
 local function taken(c)
-  c.out0, c.tail0 = c.out, c.cl == c.ct
+  c.out0 = c.out
   return c
 end
 
 -- saveAssigned saves the Scales that orders were just given to (first, in
 -- the order first picked; cur their records, read with taken). Each was
--- eligible before and only its outstanding count and own-index chunks have
--- changed: it leaves the eligible sets only when it reached its maxOrders,
--- and the room of the pool (meta r) falls by the orders given to Scales
--- with a maxOrders. With eligDone the caller has updated elig. Only a Scale
--- whose lowest chunk was its tail before can need advanceLow: below the
--- tail, the lowest chunk holds an order (release advances it when it
--- empties).
+-- eligible before and only its orderCount has changed: its record stays,
+-- it leaves the eligible sets only when it reached its maxOrders, and the
+-- room of the pool (meta r) falls by the orders given to Scales with a
+-- maxOrders. With eligDone the caller has updated elig.
 local function saveAssigned(first, cur, eligDone)
-  local skv, load, add, full = {}, {}, {}, {}
+  local load, add, full = {}, {}, {}
   for _, id in ipairs(first) do
     local c = cur[id]
-    if c.tail0 then advanceLow(id, c) end
-    skv[#skv + 1] = id
-    skv[#skv + 1] = encScale(c)
     local n = c.base + c.out
     load[#load + 1] = n
     load[#load + 1] = id
@@ -299,7 +368,6 @@ local function saveAssigned(first, cur, eligDone)
       add[#add + 1] = id
     end
   end
-  hsetMany(K.scales, skv)
   callMany('ZADD', K.load, load, 2)
   callMany('ZREM', K.lex, full, 1)
   if not eligDone then
@@ -314,7 +382,7 @@ end
 local function release(id, o, c, st, now, ret)
   if c then
     c.out = c.out - 1
-    if ownDrop(o.comp, tonumber(o.chunk, 16), id) then advanceLow(o.comp, c) end
+    ownDrop(o.comp, tonumber(o.chunk, 16), id)
   end
   o.st, o.done = st, fmt(now)
   redis.call('HSET', K.orders, id, encOrder(o))
@@ -394,14 +462,14 @@ end
 
 local function poolExists() return redis.call('EXISTS', K.meta) == 1 end
 
--- ownAppend puts orders 1..n, assigned to comps[i], at the tail chunks of
--- their Scales' own index: cur[id] holds a Scale's tail chunk (ct) and its
--- fill (cn), first lists the Scales in the order first picked, idOf(i) names
--- order i. Returns each order's chunk (hexadecimal) and the HSET field/value
--- list for K.own, which the caller writes. It runs once per Scale a batch
--- touches, so it keeps per-Scale work small: a Scale given one order (the
--- usual case in a large pool) costs no table.
-local function ownAppend(comps, first, cur, n, idOf)
+-- ownAppend puts orders 1..n, assigned to comps[i], at the tails of their
+-- Scales' own index (first lists the Scales in the order first picked,
+-- idOf(i) names order i), sealing a tail that has grown to OWN bytes.
+-- Returns each order's chunk (hexadecimal) and the HSET field/value list for
+-- K.own, which the caller writes. It runs once per Scale a batch touches,
+-- so it keeps per-Scale work small: a Scale given one order (the usual
+-- case in a large pool) costs no table.
+local function ownAppend(comps, first, n, idOf)
   local byScale, chunkOf, ownKV = {}, {}, {}
   for i = 1, n do
     local id = comps[i]
@@ -414,43 +482,50 @@ local function ownAppend(comps, first, cur, n, idOf)
       t[#t + 1] = i
     end
   end
-  -- the tail chunks that orders join, read in one HMGET
-  local tails = {}
+  local tails = hmget(K.own, first)
   for _, id in ipairs(first) do
-    local c = cur[id]
-    if c.cn > 0 and c.cn < CHUNK then tails[#tails + 1] = id .. ' ' .. hex(c.ct) end
-  end
-  local tail = hmget(K.own, tails)
-  for _, id in ipairs(first) do
-    local c, idx = cur[id], byScale[id]
-    if type(idx) == 'number' then
-      if c.cn >= CHUNK then c.ct, c.cn = c.ct + 1, 0 end
-      local chunk = hex(c.ct)
-      local field = id .. ' ' .. chunk
-      local v = idOf(idx) .. ','
-      if c.cn > 0 then v = (tail[field] or '') .. v end
-      ownKV[#ownKV + 1] = field
-      ownKV[#ownKV + 1] = v
-      chunkOf[idx] = chunk
-      c.cn = c.cn + 1
-    else
-      local j = 1
-      while j <= #idx do
-        if c.cn >= CHUNK then c.ct, c.cn = c.ct + 1, 0 end
-        local chunk = hex(c.ct)
-        local field = id .. ' ' .. chunk
-        local take = math.min(#idx - j + 1, CHUNK - c.cn)
-        local buf = {}
-        if c.cn > 0 then buf[1] = tail[field] or '' end
-        for k = j, j + take - 1 do
-          buf[#buf + 1] = idOf(idx[k]) .. ','
-          chunkOf[idx[k]] = chunk
-        end
-        ownKV[#ownKV + 1] = field
-        ownKV[#ownKV + 1] = table.concat(buf)
-        c.cn, j = c.cn + take, j + take
+    -- the tail as it is, "ct|cl|ids": the new ids go at its end
+    local v, chunk = tails[id], '0'
+    if v then
+      local a = string.find(v, '|', 1, true)
+      local b = string.find(v, '|', a + 1, true)
+      chunk = string.sub(v, 1, a - 1)
+      if #v - b >= OWN then
+        ownKV[#ownKV + 1] = ownField(id, tonumber(chunk, 16))
+        ownKV[#ownKV + 1] = string.sub(v, b + 1)
+        chunk = hex(tonumber(chunk, 16) + 1)
+        v = chunk .. string.sub(v, a, b)
       end
+    else
+      v = '0|0|'
     end
+    local idx = byScale[id]
+    if type(idx) == 'number' then
+      v = v .. idOf(idx) .. ','
+      chunkOf[idx] = chunk
+    else
+      -- several orders: seal the tail again each time it grows to OWN
+      local head = string.sub(v, 1, (string.find(v, '|', string.find(v, '|', 1, true) + 1, true)))
+      local buf, len = {v}, #v - #head
+      for k = 1, #idx do
+        if len >= OWN then
+          local ids = string.sub(table.concat(buf), #head + 1)
+          local ct = tonumber(chunk, 16)
+          ownKV[#ownKV + 1] = ownField(id, ct)
+          ownKV[#ownKV + 1] = ids
+          chunk = hex(ct + 1)
+          head = chunk .. string.sub(head, (string.find(head, '|', 1, true)))
+          buf, len = {head}, 0
+        end
+        local s = idOf(idx[k]) .. ','
+        buf[#buf + 1] = s
+        len = len + #s
+        chunkOf[idx[k]] = chunk
+      end
+      v = table.concat(buf)
+    end
+    ownKV[#ownKV + 1] = id
+    ownKV[#ownKV + 1] = v
   end
   return chunkOf, ownKV
 end

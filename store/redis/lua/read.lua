@@ -4,7 +4,7 @@
 -- ARGV: 1 what, 2 id, then for 'order' 3 nowMs, 4 retentionMs, for
 --   'batch' 3 nowMs (a record past its time then reads as absent):
 --   'pool'  -> {strategy, slowStart ms, createdAt ms, Scales}
---   'scale' -> the Scale's record            (DISPATCH NOSCALE)
+--   'scale' -> the Scale as scaleView shows it (DISPATCH NOSCALE)
 --   'order' -> the order as orderView shows it (DISPATCH NOORDER)
 --   'batch' -> the batch's record            (DISPATCH NOBATCH)
 --   'table' -> {compId, orderCount, ...} of the eligible Scales, sorted
@@ -16,7 +16,9 @@ if what == 'pool' then
   local m = redis.call('HMGET', K.meta, 's', 'ss', 'c')
   return {m[1], m[2], m[3], redis.call('HLEN', K.scales)}
 elseif what == 'scale' then
-  return redis.call('HGET', K.scales, id) or fail('NOSCALE', id)
+  local c = getScale(id)
+  if not c then return fail('NOSCALE', id) end
+  return scaleView(c)
 elseif what == 'order' then
   local o = getOrder(id)
   if not o or not live(o, tonumber(ARGV[3]), tonumber(ARGV[4])) then return fail('NOORDER', id) end

@@ -25,21 +25,16 @@ if src.st ~= 'x' then
 end
 
 -- The Scale's outstanding orders, oldest first, from its own index.
-local ids, recs, fields = {}, {}, {}
-for chunk = src.cl, src.ct do
-  local field = ownField(from, chunk)
-  local v = redis.call('HGET', K.own, field)
-  if v then
-    fields[#fields + 1] = field
-    for oid in string.gmatch(v, '([^,]+),') do
-      local o = getOrder(oid)
-      if o and o.st == 'a' and o.comp == from then
-        ids[#ids + 1] = oid
-        recs[#recs + 1] = o
-      end
+local ids, recs = {}, {}
+local ct, cl = ownChunks(from, nil, function(_, v)
+  for oid in string.gmatch(v, '([^,]+),') do
+    local o = getOrder(oid)
+    if o and o.st == 'a' and o.comp == from then
+      ids[#ids + 1] = oid
+      recs[#recs + 1] = o
     end
   end
-end
+end)
 local n = #ids
 if n == 0 then
   sweep(now, ret)
@@ -65,8 +60,8 @@ local plan, failed = planAssign(strategy, n, false, now, maxCost, rnd, hashKey)
 if not plan then return failed end
 local comps, cur, first = plan.comps, plan.cur, plan.first
 
-local chunkOf, ownKV = ownAppend(comps, first, cur, n, function(i) return ids[i] end)
-for _, f in ipairs(fields) do redis.call('HDEL', K.own, f) end
+local chunkOf, ownKV = ownAppend(comps, first, n, function(i) return ids[i] end)
+ownClear(from, ct, cl)
 hsetMany(K.own, ownKV)
 
 local okv, reply = {}, {}
@@ -82,7 +77,6 @@ hsetMany(K.orders, okv)
 saveAssigned(first, cur, strategy == 'waterfill')
 local nsrc = copyScale(src)
 nsrc.out = nsrc.out - n
-advanceLow(from, nsrc)
 saveScale(from, src, nsrc)
 flushAgg()
 sweep(now, ret)

@@ -20,23 +20,19 @@ end
 if c.out > 0 and not force then return fail('BUSY', id .. ' ' .. fmt(c.out)) end
 
 local cancelled, okv, qv = 0, {}, {}
-for chunk = c.cl, c.ct do
-  local field = ownField(id, chunk)
-  local v = redis.call('HGET', K.own, field)
-  if v then
-    for oid in string.gmatch(v, '([^,]+),') do
-      local o = getOrder(oid)
-      if o and o.st == 'a' and o.comp == id then
-        o.st, o.done = 'x', fmt(now)
-        okv[#okv + 1] = oid
-        okv[#okv + 1] = encOrder(o)
-        qv[#qv + 1] = fmt(now + ret) .. '|' .. oid
-        cancelled = cancelled + 1
-      end
+local ct, cl = ownChunks(id, nil, function(_, v)
+  for oid in string.gmatch(v, '([^,]+),') do
+    local o = getOrder(oid)
+    if o and o.st == 'a' and o.comp == id then
+      o.st, o.done = 'x', fmt(now)
+      okv[#okv + 1] = oid
+      okv[#okv + 1] = encOrder(o)
+      qv[#qv + 1] = fmt(now + ret) .. '|' .. oid
+      cancelled = cancelled + 1
     end
-    redis.call('HDEL', K.own, field)
   end
-end
+end)
+ownClear(id, ct, cl)
 hsetMany(K.orders, okv)
 for i = 1, #qv, WRITE do
   redis.call('RPUSH', K.oexp, unpack(qv, i, math.min(i + WRITE - 1, #qv)))

@@ -10,41 +10,33 @@
 
 local comp, limit, cchunk, cid = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 if not poolExists() then return fail('NOPOOL') end
-local c = getScale(comp)
-if not c then return fail('NOSCALE', comp) end
+if redis.call('HEXISTS', K.scales, comp) == 0 then return fail('NOSCALE', comp) end
 
-local start = c.cl
-local skip = nil
-if cchunk ~= '' then
-  start = math.max(c.cl, tonumber(cchunk, 16) or c.cl)
-  skip = cid
-end
-local out, got, more, last = {}, 0, 0, ''
-for chunk = start, c.ct do
-  local v = redis.call('HGET', K.own, ownField(comp, chunk))
-  if v then
-    local list = {}
-    for oid in string.gmatch(v, '([^,]+),') do list[#list + 1] = oid end
-    local from = 1
-    if skip and chunk == start then
-      for k, oid in ipairs(list) do
-        if oid == skip then from = k + 1; break end
-      end
-    end
-    for k = from, #list do
-      local oid = list[k]
-      local o = getOrder(oid)
-      if o and o.st == 'a' and o.comp == comp then
-        if got == limit then more = 1; break end
-        got = got + 1
-        out[#out + 1] = oid
-        out[#out + 1] = orderView(o)
-        last = hex(chunk)
-      end
+local from, skip = nil, nil
+if cchunk ~= '' then from, skip = tonumber(cchunk, 16), cid end
+local out, got, more, last, first = {}, 0, 0, '', true
+ownChunks(comp, from, function(chunk, v)
+  local list = {}
+  for oid in string.gmatch(v, '([^,]+),') do list[#list + 1] = oid end
+  local at = 1
+  if skip and first then
+    for k, oid in ipairs(list) do
+      if oid == skip then at = k + 1; break end
     end
   end
-  if more == 1 then break end
-end
+  first = false
+  for k = at, #list do
+    local oid = list[k]
+    local o = getOrder(oid)
+    if o and o.st == 'a' and o.comp == comp then
+      if got == limit then more = 1; return true end
+      got = got + 1
+      out[#out + 1] = oid
+      out[#out + 1] = orderView(o)
+      last = hex(chunk)
+    end
+  end
+end)
 table.insert(out, 1, last)
 table.insert(out, 1, more)
 return out

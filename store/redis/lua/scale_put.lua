@@ -5,7 +5,7 @@
 --   (a, d or x), 7 maxOrders, 8 orderCount; '' keeps the field (or takes
 --   the default: weight 1, active, no maxOrders, orderCount 0); 9 the most
 --   Scales a pool may hold.
--- Reply: {created (1 or 0), scale record}. Errors: DISPATCH NOPOOL, FULL.
+-- Reply: {created (1 or 0), the Scale as scaleView shows it}. Errors: DISPATCH NOPOOL, FULL.
 
 local id, now, ret, tok = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 if not poolExists() then return fail('NOPOOL') end
@@ -16,7 +16,7 @@ local c
 if old then
   c = copyScale(old)
 else
-  c = {w = 1, st = 'a', max = 0, out = 0, base = 0, since = '', avg = '', ct = 0, cn = 0, cl = 0}
+  c = {w = 1, st = 'a', max = 0, out = 0, base = 0, since = '', avg = ''}
 end
 if ARGV[5] ~= '' then c.w = tonumber(ARGV[5]) end
 if ARGV[7] ~= '' then c.max = tonumber(ARGV[7]) end
@@ -32,4 +32,4 @@ local created = old and 0 or 1
 local prior = ringGet(tok)
 if prior then created = tonumber(prior) else ringPut(tok, fmt(created)) end
 sweep(now, ret)
-return {created, encScale(c)}
+return {created, scaleView(c)}

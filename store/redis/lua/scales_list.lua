@@ -4,7 +4,8 @@
 -- ARGV: 1 limit, 2 cursor orderCount ('' for the first page), 3 cursor
 --   compId: the page starts after the Scale (orderCount, compId), whether
 --   or not it is still there.
--- Reply: {more (1 or 0), compId, orderCount, record, ...}.
+-- Reply: {more (1 or 0), compId, orderCount, Scale as scaleView shows it,
+--   ...}.
 -- Errors: DISPATCH NOPOOL.
 
 local limit = tonumber(ARGV[1])
@@ -36,7 +37,7 @@ for i = 1, #ids, WRITE do
   for j = i, last do
     out[#out + 1] = ids[j]
     out[#out + 1] = r[2 * j]
-    out[#out + 1] = recs[j - i + 1]
+    out[#out + 1] = scaleView(decScale(recs[j - i + 1], r[2 * j]))
   end
 end
 return out

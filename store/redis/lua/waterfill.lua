@@ -27,8 +27,10 @@ local function wfFetch(z, top, start, take)
 end
 
 -- wfPass runs the waterfill for up to want orders over ZSET z, which it
--- does not change, calling pick(compId) for each order in turn; pick
--- returns false to stop after that order. Before the picks of a level it
+-- does not change, calling pick(compId, v) for each order in turn, v the
+-- level's orderCount: every Scale of the level has it (with the pass's
+-- picks) as the level starts, so a Scale first picked in it has it in z.
+-- pick returns false to stop after that order. Before the picks of a level it
 -- calls seen(at) with the compIds they will come from (rank -> compId).
 -- It returns the orders picked.
 local function wfPass(z, want, pick, seen)
@@ -52,7 +54,7 @@ local function wfPass(z, want, pick, seen)
     local rank = start
     for _ = 1, take do
       done = done + 1
-      if not pick(at[rank]) then return done end
+      if not pick(at[rank], v) then return done end
       if rank == 0 then rank = top else rank = rank - 1 end
     end
     nxt = top + 1
@@ -79,10 +81,12 @@ local function wfAssign(n, dry)
       end
       for id, v in pairs(hmget(K.scales, want)) do read[id] = v end
     end
-    local got = wfPass(z, n - #comps, function(id)
+    local got = wfPass(z, n - #comps, function(id, v)
       local c = cur[id]
       if not c then
-        c = taken(decScale(read[id]))
+        -- what saveAssigned needs of the Scale: its maxOrders and count
+        c = {st = 'a', max = tonumber(string.match(read[id], '^[^|]*|[^|]*|(%d+)|')),
+          base = 0, out = v, out0 = v}
         cur[id] = c
         first[#first + 1] = id
       end
