@@ -56,8 +56,18 @@ func (s *server) dispatch(w http.ResponseWriter, r *http.Request) error {
 
 // parseOrders reads {"orders": [{"id", "key"}, …]}; id and key are
 // optional, but present they must not be empty (the Service takes an empty
-// id or key for an absent one).
+// id or key for an absent one). The usual body takes fastOrders' one pass;
+// any other, strictOrders'.
 func parseOrders(body []byte) ([]dispatch.OrderInput, error) {
+	if orders, ok := fastOrders(body); ok {
+		return orders, nil
+	}
+	return strictOrders(body)
+}
+
+// strictOrders is parseOrders on the general parser of decode.go, which
+// names the first problem of a body.
+func strictOrders(body []byte) ([]dispatch.OrderInput, error) {
 	o, err := parseObject(body)
 	if err != nil {
 		return nil, err

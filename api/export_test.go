@@ -12,3 +12,10 @@ func ProblemSlugs() map[string]int {
 	}
 	return m
 }
+
+// FastOrders and StrictOrders are the two parsers of a batch body, for
+// FuzzFastOrders.
+var (
+	FastOrders   = fastOrders
+	StrictOrders = strictOrders
+)

@@ -97,11 +97,10 @@ for i = 0, tonumber(ARGV[1]) - 1 do
   local id = string.format('s%06d', i)
   redis.call('HSET', KEYS[1], id, '1|a|0|0|0|')
   redis.call('ZADD', KEYS[2], 0, id)
-  redis.call('ZADD', KEYS[3], 0, id)
-  redis.call('ZADD', KEYS[5], 0, id)
+  redis.call('ZADD', KEYS[4], 0, id)
 end
-return redis.call('HINCRBY', KEYS[4], 'u', ARGV[1])`
-	keys := []string{poolKey(pool, "scales"), poolKey(pool, "load"), poolKey(pool, "elig"), poolKey(pool, "meta"), poolKey(pool, "lex")}
+return redis.call('HINCRBY', KEYS[3], 'u', ARGV[1])`
+	keys := []string{poolKey(pool, "scales"), poolKey(pool, "elig"), poolKey(pool, "meta"), poolKey(pool, "lex")}
 	if err := c.Eval(context.Background(), src, keys, n).Err(); err != nil {
 		t.Fatalf("registering %d Scales: %v", n, err)
 	}

@@ -32,9 +32,11 @@
 //	                  set of Scales (one more at each registration or
 //	                  deletion, for lua/ring_build.lua)
 //	P scales   HASH   compId → Scale record
-//	P load     ZSET   compId → orderCount, every Scale (ListScales order)
+//	P load     ZSET   compId → orderCount, the Scales that are not eligible
 //	P elig     ZSET   compId → orderCount, the eligible Scales: sorted, it is
-//	                  the waterfill's compIdArr
+//	                  the waterfill's compIdArr; each Scale is in one of
+//	                  elig and load, so a dispatch updates one sorted set,
+//	                  and ListScales merges the two
 //	P orders   HASH   orderId → order record
 //	P bref     HASH   ref → "batchId|createdAt ms|orders": what the orders of
 //	                  one batch share, kept while any of them is stored
@@ -83,8 +85,9 @@
 //	Scale  weight|state|maxOrders|baseLoad|activeSince|avgMs
 //	       (state a active, d draining, x down; avgMs balancing.EWMA of the
 //	       reported durations in %.17g, empty before the first; the
-//	       orderCount is the Scale's score in load, and outstanding is
-//	       orderCount − baseLoad, so a dispatch leaves the record as it is)
+//	       orderCount is the Scale's score in elig or load, and outstanding
+//	       is orderCount − baseLoad, so a dispatch leaves the record as it
+//	       is)
 //	order  <state><ref>|doneAt|compId|chunk|key
 //	       (state a assigned, c completed, x cancelled; ref and chunk hexadecimal;
 //	       doneAt empty while assigned; the key last, as it may hold '|')

@@ -108,7 +108,7 @@ local function candidates(b, st)
   for j = 1, #ids, WRITE do
     local last = math.min(j + WRITE - 1, #ids)
     local recs = redis.call('HMGET', K.scales, unpack(ids, j, last))
-    local ns = redis.call('ZMSCORE', K.load, unpack(ids, j, last))
+    local ns = redis.call('ZMSCORE', K.elig, unpack(ids, j, last))
     for k = j, last do
       local id, rec = ids[k], recs[k - j + 1]
       local w, since, avg = string.match(rec, '^(%d+)|%a|%d+|%d+|(%d*)|([^|]*)$')

@@ -78,8 +78,8 @@ end
 
 -- Scales: "weight|state|maxOrders|baseLoad|activeSinceMs|avgMs"; state a
 -- (active), d (draining), x (down). A Scale's orderCount is its score in
--- load, and its outstanding orders are orderCount - baseLoad: a dispatch
--- changes load and elig and leaves the record as it is.
+-- elig or load (getScale), and its outstanding orders are orderCount -
+-- baseLoad: a dispatch changes elig and leaves the record as it is.
 local SCALE = '^' .. string.rep('([^|]*)|', 5) .. '([^|]*)$'
 
 -- decScale reads record s of a Scale whose orderCount (load score) is n.
@@ -105,10 +105,13 @@ local function scaleView(c)
     c.since .. '|' .. c.avg
 end
 
+-- A Scale's orderCount is its score in elig while it is eligible, else in
+-- load: each Scale is in exactly one of the two, so that a dispatch
+-- updates one sorted set.
 local function getScale(id)
   local s = redis.call('HGET', K.scales, id)
   if not s then return nil end
-  return decScale(s, redis.call('ZSCORE', K.load, id))
+  return decScale(s, redis.call('ZSCORE', K.elig, id) or redis.call('ZSCORE', K.load, id))
 end
 
 local function copyScale(c)
@@ -139,10 +142,11 @@ local function flushAgg()
 end
 
 -- saveScales replaces the records of Scales ids, old[id] (nil: new) by
--- new[id], in scales, load, lex, elig (unless eligDone: the caller has)
--- and the aggregates, with one variadic write per key for all of them.
+-- new[id], in scales, elig or load, lex (see getScale) and the aggregates,
+-- with one variadic write per key for all of them. With eligDone the
+-- caller has updated elig.
 local function saveScales(ids, old, new, eligDone)
-  local skv, load, add, rem, lexAdd, lexRem = {}, {}, {}, {}, {}, {}
+  local skv, load, loadRem, add, rem, lexAdd, lexRem = {}, {}, {}, {}, {}, {}, {}
   for _, id in ipairs(ids) do
     local o, c = old[id], new[id]
     account(o, -1)
@@ -152,31 +156,32 @@ local function saveScales(ids, old, new, eligDone)
       skv[#skv + 1] = id
       skv[#skv + 1] = encScale(c)
     end
-    if not o or count(o) ~= count(c) then
-      load[#load + 1] = fmt(count(c))
-      load[#load + 1] = id
-    end
+    local was, is, moved = eligible(o), eligible(c), not o or count(o) ~= count(c)
     -- lex holds the eligible Scales by compId alone (score 0), for the
     -- strategies that pick by rank or by name.
-    if eligible(c) and not eligible(o) then
+    if is and not was then
       lexAdd[#lexAdd + 1] = 0
       lexAdd[#lexAdd + 1] = id
-    elseif eligible(o) and not eligible(c) then
+    elseif was and not is then
       lexRem[#lexRem + 1] = id
     end
-    if not eligDone then
-      if eligible(c) then
-        if not eligible(o) or count(o) ~= count(c) then
-          add[#add + 1] = fmt(count(c))
-          add[#add + 1] = id
-        end
-      elseif eligible(o) then
-        rem[#rem + 1] = id
+    if is then
+      if not eligDone and (moved or not was) then
+        add[#add + 1] = fmt(count(c))
+        add[#add + 1] = id
       end
+      if o and not was then loadRem[#loadRem + 1] = id end
+    else
+      if moved or was then
+        load[#load + 1] = fmt(count(c))
+        load[#load + 1] = id
+      end
+      if was and not eligDone then rem[#rem + 1] = id end
     end
   end
   hsetMany(K.scales, skv)
   callMany('ZADD', K.load, load, 2)
+  callMany('ZREM', K.load, loadRem, 1)
   callMany('ZADD', K.lex, lexAdd, 2)
   callMany('ZREM', K.lex, lexRem, 1)
   callMany('ZADD', K.elig, add, 2)
@@ -189,10 +194,11 @@ local function saveScale(id, old, new, eligDone)
   if new then return saveScales({id}, {[id] = old}, {[id] = new}, eligDone) end
   account(old, -1)
   redis.call('HDEL', K.scales, id)
-  redis.call('ZREM', K.load, id)
   if eligible(old) then
     redis.call('ZREM', K.elig, id)
     redis.call('ZREM', K.lex, id)
+  else
+    redis.call('ZREM', K.load, id)
   end
 end
 
@@ -349,21 +355,22 @@ end
 -- saveAssigned saves the Scales that orders were just given to (first, in
 -- the order first picked; cur their records, read with taken). Each was
 -- eligible before and only its orderCount has changed: its record stays,
--- it leaves the eligible sets only when it reached its maxOrders, and the
--- room of the pool (meta r) falls by the orders given to Scales with a
--- maxOrders. With eligDone the caller has updated elig.
+-- it moves from elig and lex to load only when it reached its maxOrders,
+-- and the room of the pool (meta r) falls by the orders given to Scales
+-- with a maxOrders. With eligDone the caller has updated elig.
 local function saveAssigned(first, cur, eligDone)
   local load, add, full = {}, {}, {}
   for _, id in ipairs(first) do
     local c = cur[id]
     local n = c.base + c.out
-    load[#load + 1] = n
-    load[#load + 1] = id
     if c.max > 0 then
       agg.r = agg.r - (c.out - c.out0)
-      if n >= c.max then full[#full + 1] = id end
     end
-    if not eligDone and (c.max == 0 or n < c.max) then
+    if c.max > 0 and n >= c.max then
+      full[#full + 1] = id
+      load[#load + 1] = n
+      load[#load + 1] = id
+    elseif not eligDone then
       add[#add + 1] = n
       add[#add + 1] = id
     end
