@@ -75,8 +75,10 @@ local function dispatchBatch(A, o, noSweep)
       stale[#stale + 1] = o -- expired, not yet swept: this batch replaces it
     end
   end
-  if redis.call('ZCARD', K.elig) == 0 then return fail('NOELIG', 'none') end
+  -- No eligible Scale: none without maxOrders (u) and no room left in the
+  -- others (r), as each of them has some.
   local unlimited, room = tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
+  if unlimited == 0 and room == 0 then return fail('NOELIG', 'none') end
   if unlimited == 0 and room < n then return fail('NOELIG', fmt(room)) end
   local strategy = meta[1]
 

@@ -71,10 +71,14 @@ local function wfAssign(n, dry)
   local comps = {}              -- compId per order, in request order
   local cur, first = {}, {}
   local z = K.elig
+  -- Without room in meta (r), no eligible Scale has a maxOrders: the picks
+  -- need no record.
+  local limited = (tonumber(redis.call('HGET', K.meta, 'r')) or 0) > 0
   while #comps < n do
     local round, ids, read = {}, {}, {}
     -- read the records of a level's Scales in one HMGET
     local function seen(at)
+      if not limited then return end
       local want = {}
       for _, id in pairs(at) do
         if not cur[id] and read[id] == nil then want[#want + 1] = id end
@@ -85,8 +89,9 @@ local function wfAssign(n, dry)
       local c = cur[id]
       if not c then
         -- what saveAssigned needs of the Scale: its maxOrders and count
-        c = {st = 'a', max = tonumber(string.match(read[id], '^[^|]*|[^|]*|(%d+)|')),
-          base = 0, out = v, out0 = v}
+        local max = 0
+        if limited then max = tonumber(string.match(read[id], '^[^|]*|[^|]*|(%d+)|')) end
+        c = {st = 'a', max = max, base = 0, out = v, out0 = v}
         cur[id] = c
         first[#first + 1] = id
       end

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# pair.sh: the issue-6 throughput ratio alone, in rounds: a throwaway
+# redis-server and two dispatcher replicas on it, then per round and batch
+# size the ceiling (ceiling.lua under redis-benchmark, concurrency 16) right
+# before the service (dispatch-bench, concurrency 16) on a pool of 1,000
+# Scales that this round registered fresh. measure.sh runs the whole matrix
+# on one pool that grows run after run; pair.sh compares the two on the same
+# footing each round. Loopback only; everything it starts is killed on exit.
+#
+#   go build -o /tmp/b/dispatcher ./cmd/dispatcher
+#   go build -o /tmp/b/dispatch-bench ./cmd/dispatch-bench
+#   cmd/dispatch-bench/ceiling/pair.sh        # BIN=/tmp/b ROUNDS=3 BATCHES="1 100" DUR=5s
+set -euo pipefail
+
+BIN=${BIN:-/tmp/b}
+ROUNDS=${ROUNDS:-3}
+BATCHES=${BATCHES:-1 100}
+DUR=${DUR:-5s}
+HERE=$(cd "$(dirname "$0")" && pwd)
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+freeport() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+
+RP=$(freeport)
+redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+  --logfile /dev/null & PIDS+=($!)
+for _ in $(seq 100); do redis-cli -p "$RP" ping >/dev/null 2>&1 && break; sleep 0.1; done
+R() { redis-cli -p "$RP" "$@"; }
+SVC=""
+for _ in 1 2; do
+  p=$(freeport)
+  DISPATCHER_ADDR=127.0.0.1:$p DISPATCHER_REDIS_URL=redis://127.0.0.1:$RP \
+    "$BIN/dispatcher" >/dev/null 2>&1 & PIDS+=($!)
+  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$p/healthz" && break; sleep 0.1; done
+  SVC=${SVC:+$SVC,}http://127.0.0.1:$p
+done
+R eval "for i=1,1000 do redis.call('ZADD', KEYS[1], 0, 's-'..i) end" 1 '{ceil}:load' >/dev/null
+SHA=$(R script load "$(cat "$HERE/ceiling.lua")")
+
+echo "round batch ceiling-orders/s service-orders/s service/ceiling (loadavg)"
+for round in $(seq "$ROUNDS"); do
+  for b in $BATCHES; do
+    pool=pair-$round-$b
+    "$BIN/dispatch-bench" scales -url "$SVC" -pool "$pool" -n 1000 -progress=false >/dev/null
+    # about DUR of the ceiling at the rates of docs/benchmarks.md
+    n=$((b == 1 ? 150000 : 5000))
+    rps=$(redis-benchmark -p "$RP" -c 16 -n "$n" -r 1000000000 --csv \
+      EVALSHA "$SHA" 2 '{ceil}:load' '{ceil}:orders' __rand_int__ "$b" | tail -1 | cut -d, -f2 | tr -d '"')
+    R unlink '{ceil}:orders' >/dev/null
+    svc=$("$BIN/dispatch-bench" run -url "$SVC" -pool "$pool" -batch "$b" -concurrency 16 \
+      -warmup 1s -duration "$DUR" -json -progress=false |
+      python3 -c 'import json,sys;print(json.load(sys.stdin)["ordersPerSec"])')
+    python3 -c 'import sys;r,b,c,s,l=sys.argv[1:];c=float(c)*int(b);s=float(s);print("%s %s %.0f %.0f %.3f (%s)"%(r,b,c,s,s/c,l))' \
+      "$round" "$b" "$rps" "$svc" "$(cut -d' ' -f1 /proc/loadavg)"
+    curl -fsS -o /dev/null -X DELETE "${SVC%%,*}/v1/pools/$pool"
+  done
+done
