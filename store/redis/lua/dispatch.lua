@@ -69,7 +69,7 @@ local function dispatchBatch(A, o, noSweep)
   local held = hmget(K.orders, idList)
   for i = 1, n do
     local id = idList[i]
-    local o = decOrder(held[id])
+    local o = held[id] and decOrder(held[id])
     if o then
       if live(o, now, ret) then return fail('EXISTS', id) end
       stale[#stale + 1] = o -- expired, not yet swept: this batch replaces it
@@ -87,13 +87,13 @@ local function dispatchBatch(A, o, noSweep)
   local comps, cur, first = plan.comps, plan.cur, plan.first
 
   local parts = {}
-  for i = 1, n do parts[i] = oid(i) .. ',' .. comps[i] end
+  for i = 1, n do parts[i] = idList[i] .. ',' .. comps[i] end
   local pairs_ = table.concat(parts, ',')
   if dry then
     return {'dry', '', fmt(now) .. '|0|' .. strategy .. '|' .. pairs_}
   end
 
-  local chunkOf, ownKV = ownAppend(comps, first, n, oid)
+  local chunkOf, ownKV = ownAppend(comps, first, n, idList)
   hsetMany(K.own, ownKV)
 
   local at = fmt(now)
@@ -102,7 +102,7 @@ local function dispatchBatch(A, o, noSweep)
   redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. fmt(n))
   local okv = {}
   for i = 1, n do
-    okv[#okv + 1] = oid(i)
+    okv[#okv + 1] = idList[i]
     okv[#okv + 1] = 'a' .. ref .. '||' .. comps[i] .. '|' .. chunkOf[i] .. '|' .. okey(i)
   end
   hsetMany(K.orders, okv)

@@ -471,12 +471,12 @@ local function poolExists() return redis.call('EXISTS', K.meta) == 1 end
 
 -- ownAppend puts orders 1..n, assigned to comps[i], at the tails of their
 -- Scales' own index (first lists the Scales in the order first picked,
--- idOf(i) names order i), sealing a tail that has grown to OWN bytes.
+-- ids[i] names order i), sealing a tail that has grown to OWN bytes.
 -- Returns each order's chunk (hexadecimal) and the HSET field/value list for
 -- K.own, which the caller writes. It runs once per Scale a batch touches,
 -- so it keeps per-Scale work small: a Scale given one order (the usual
 -- case in a large pool) costs no table.
-local function ownAppend(comps, first, n, idOf)
+local function ownAppend(comps, first, n, ids)
   local byScale, chunkOf, ownKV = {}, {}, {}
   for i = 1, n do
     local id = comps[i]
@@ -508,7 +508,7 @@ local function ownAppend(comps, first, n, idOf)
     end
     local idx = byScale[id]
     if type(idx) == 'number' then
-      v = v .. idOf(idx) .. ','
+      v = v .. ids[idx] .. ','
       chunkOf[idx] = chunk
     else
       -- several orders: seal the tail again each time it grows to OWN
@@ -516,15 +516,15 @@ local function ownAppend(comps, first, n, idOf)
       local buf, len = {v}, #v - #head
       for k = 1, #idx do
         if len >= OWN then
-          local ids = string.sub(table.concat(buf), #head + 1)
+          local sealed = string.sub(table.concat(buf), #head + 1)
           local ct = tonumber(chunk, 16)
           ownKV[#ownKV + 1] = ownField(id, ct)
-          ownKV[#ownKV + 1] = ids
+          ownKV[#ownKV + 1] = sealed
           chunk = hex(ct + 1)
           head = chunk .. string.sub(head, (string.find(head, '|', 1, true)))
           buf, len = {head}, 0
         end
-        local s = idOf(idx[k]) .. ','
+        local s = ids[idx[k]] .. ','
         buf[#buf + 1] = s
         len = len + #s
         chunkOf[idx[k]] = chunk

@@ -60,7 +60,7 @@ local plan, failed = planAssign(strategy, n, false, now, maxCost, rnd, hashKey)
 if not plan then return failed end
 local comps, cur, first = plan.comps, plan.cur, plan.first
 
-local chunkOf, ownKV = ownAppend(comps, first, n, function(i) return ids[i] end)
+local chunkOf, ownKV = ownAppend(comps, first, n, ids)
 ownClear(from, ct, cl)
 hsetMany(K.own, ownKV)
 

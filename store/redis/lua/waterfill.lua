@@ -75,7 +75,7 @@ local function wfAssign(n, dry)
   -- need no record.
   local limited = (tonumber(redis.call('HGET', K.meta, 'r')) or 0) > 0
   while #comps < n do
-    local round, ids, read = {}, {}, {}
+    local ids, read = {}, {} -- the Scales this pass picks, their records
     -- read the records of a level's Scales in one HMGET
     local function seen(at)
       if not limited then return end
@@ -85,37 +85,40 @@ local function wfAssign(n, dry)
       end
       for id, v in pairs(hmget(K.scales, want)) do read[id] = v end
     end
+    -- c is what saveAssigned needs of a Scale: its maxOrders and its count
+    -- (out; base 0), and k, its picks in this pass.
     local got = wfPass(z, n - #comps, function(id, v)
       local c = cur[id]
       if not c then
-        -- what saveAssigned needs of the Scale: its maxOrders and count
         local max = 0
         if limited then max = tonumber(string.match(read[id], '^[^|]*|[^|]*|(%d+)|')) end
-        c = {st = 'a', max = max, base = 0, out = v, out0 = v}
+        c = {st = 'a', max = max, base = 0, out = v, out0 = v, k = 0}
         cur[id] = c
         first[#first + 1] = id
       end
-      if not round[id] then round[id] = 0; ids[#ids + 1] = id end
-      round[id] = round[id] + 1
+      local k = c.k + 1
+      if k == 1 then ids[#ids + 1] = id end
+      c.k = k
       comps[#comps + 1] = id
-      return c.max == 0 or count(c) + round[id] < c.max
+      return c.max == 0 or c.out + k < c.max
     end, seen)
     if got == 0 then error('dispatch: no room although the pool counted some') end
-    for _, id in ipairs(ids) do cur[id].out = cur[id].out + round[id] end
+    local add, rem = {}, {}
+    for _, id in ipairs(ids) do
+      local c = cur[id]
+      local count = c.out + c.k
+      c.out, c.k = count, 0
+      if c.max == 0 or count < c.max then
+        add[#add + 1] = count
+        add[#add + 1] = id
+      else
+        rem[#rem + 1] = id
+      end
+    end
     if #comps < n or not dry then
       if dry and z == K.elig then
         redis.call('ZUNIONSTORE', K.tmp, 1, K.elig)
         z = K.tmp
-      end
-      local add, rem = {}, {}
-      for _, id in ipairs(ids) do
-        local c = cur[id]
-        if eligible(c) then
-          add[#add + 1] = fmt(count(c))
-          add[#add + 1] = id
-        else
-          rem[#rem + 1] = id
-        end
       end
       callMany('ZADD', z, add, 2)
       callMany('ZREM', z, rem, 1)
