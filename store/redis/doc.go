@@ -44,7 +44,7 @@
 //	                  (for DeleteScale with force, Reassign and
 //	                  ListScaleOrders): compId → "tailChunk|lowChunk|id,id,…,"
 //	                  the tail, "compId chunk" → "id,id,…," the sealed
-//	                  chunks below it; a tail of 1,000 bytes of ids is
+//	                  chunks below it; a tail of 256 bytes of ids is
 //	                  sealed before the next order joins it
 //	P batches  HASH   batchId → batch record
 //	P idem     HASH   Idempotency-Key → "expiresMs|batchId|fingerprint"
@@ -93,7 +93,7 @@
 //	       doneAt empty while assigned; the key last, as it may hold '|')
 //	batch  createdAt|expiresAt|strategy|orderId,compId,orderId,compId,…
 //
-// An outstanding order costs Redis about 130 bytes with 12-byte ids in
+// An outstanding order costs Redis about 135 bytes with 12-byte ids in
 // batches of 1,000 (TestBytesPerOrder measures it): its hash entry with a
 // record of about 15 bytes, its id and compId in the batch record, its id in
 // the own index. The batch id and the time, shared by the whole batch, live
