@@ -26,7 +26,8 @@
 // script in this order (P = "dispatch:{pool:NAME}:"):
 //
 //	P meta     HASH   s strategy, ss slowStart ms, c createdAt ms,
-//	                  u eligible Scales without maxOrders,
+//	                  lv the layout of the pool's keys and records (2,
+//	                  this one), u eligible Scales without maxOrders,
 //	                  r Σ(maxOrders − orderCount) of the other eligible Scales,
 //	                  rc the call ring (above), sv the version of the
 //	                  set of Scales (one more at each registration or

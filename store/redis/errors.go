@@ -91,6 +91,8 @@ func (se scriptError) domain(pool string) error {
 			f[0], f[1], f[2], f[3])
 	case "STRATEGY":
 		return errorf(dispatch.ErrUnknownStrategy, "pool %q has strategy %q", pool, d)
+	case "LAYOUT":
+		return fmt.Errorf("redis: pool %q is stored in the layout of an earlier build; see docs/operations.md, Upgrades", pool)
 	}
 	return fmt.Errorf("redis: unknown script error %s %s", se.code, d)
 }

@@ -270,3 +270,32 @@ func TestNothingLeaks(t *testing.T) {
 	}
 	checkOwnIndex(t, c, st, "p")
 }
+
+// TestEarlierLayoutRefused dispatches into a pool whose meta lacks the
+// layout field, as pools written by builds before it have: the dispatch
+// fails naming the layout, and the pool is left as it was.
+func TestEarlierLayoutRefused(t *testing.T) {
+	c := newClient(t, redistest.Start(t))
+	st := redis.New(c, redis.Options{})
+	svc := dispatch.NewService(st, dispatch.Config{})
+	ctx := context.Background()
+	mustPool(t, svc, "p", "A")
+	if err := c.HDel(ctx, poolKey("p", "meta"), "lv").Err(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := c.HGetAll(ctx, poolKey("p", "meta")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = svc.Dispatch(ctx, dispatch.DispatchInput{Pool: "p", Orders: []dispatch.OrderInput{{ID: "o-1"}}})
+	if err == nil || !strings.Contains(err.Error(), "layout of an earlier build") {
+		t.Fatalf("Dispatch into a pool of an earlier layout: %v, want the layout named", err)
+	}
+	after, _ := c.HGetAll(ctx, poolKey("p", "meta")).Result()
+	if fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("meta changed: %v, was %v", after, before)
+	}
+	if n, _ := c.HLen(ctx, poolKey("p", "orders")).Result(); n != 0 {
+		t.Errorf("%d orders stored", n)
+	}
+}

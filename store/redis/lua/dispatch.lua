@@ -13,7 +13,8 @@
 --   batchId was recorded before: a retried call), 'replay' (the batch of the
 --   Idempotency-Key) or 'dry' (computed, nothing changed; batchId '');
 --   record is a batch record (doc.go). Errors: DISPATCH NOPOOL, INVALID,
---   IDEM, EMPTY, DUP, EXISTS, NOELIG, STRATEGY, TOOEXPENSIVE.
+--   IDEM, EMPTY, DUP, EXISTS, NOELIG, STRATEGY, TOOEXPENSIVE, LAYOUT (a pool of
+--   an earlier layout, lib.lua).
 --
 -- Validation reads only; the first write comes after every check has passed.
 -- A new batch ends with a sweep of expired records, unless noSweep is set:
@@ -38,8 +39,9 @@ local function dispatchBatch(A, o, noSweep)
     return k
   end
 
-  local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
+  local meta = redis.call('HMGET', K.meta, 's', 'u', 'r', 'lv')
   if not meta[1] then return fail('NOPOOL') end
+  if meta[4] ~= LAYOUT then return fail('LAYOUT') end
 
   if not dry then
     if bid == '' then return fail('INVALID', 'a batch needs an id') end

@@ -18,6 +18,11 @@ local K = {
 
 local SWEEP = 128     -- expired records one call removes from each queue
 local RING = 16       -- call tokens remembered for retried calls
+-- LAYOUT is the layout of a pool's keys and records (doc.go) that these
+-- scripts read and write, in meta field lv. Pools of earlier layouts have
+-- none: a dispatch refuses them (the other scripts fail on their Scale
+-- records), see docs/operations.md, Upgrades.
+local LAYOUT = '2'
 local WRITE = 1000    -- values per variadic command (unpack holds ~8000)
 
 local function fmt(x) return string.format('%.0f', x) end
@@ -289,21 +294,22 @@ local function cut(list, id)
   return string.sub(s, 2)
 end
 
+-- putTail writes Scale comp's tail, or removes it when the index is empty.
+local function putTail(comp, ct, cl, ids)
+  if ids == '' and cl == ct then
+    redis.call('HDEL', K.own, comp)
+  else
+    redis.call('HSET', K.own, comp, encTail(ct, cl, ids))
+  end
+end
+
 -- ownDrop removes order id from chunk chunk of Scale comp's own index. A
 -- sealed chunk that empties goes, and when it was the lowest the tail's cl
 -- moves past the chunks that have gone, so that a walk over the index
 -- starts at the oldest outstanding order.
 local function ownDrop(comp, chunk, id)
   local ct, cl, ids = ownTail(redis.call('HGET', K.own, comp))
-  if chunk == ct then
-    ids = cut(ids, id)
-    if ids == '' and cl == ct then
-      redis.call('HDEL', K.own, comp)
-    else
-      redis.call('HSET', K.own, comp, encTail(ct, cl, ids))
-    end
-    return
-  end
+  if chunk == ct then return putTail(comp, ct, cl, cut(ids, id)) end
   local field = ownField(comp, chunk)
   local v = redis.call('HGET', K.own, field)
   if not v then return end
@@ -315,11 +321,7 @@ local function ownDrop(comp, chunk, id)
   redis.call('HDEL', K.own, field)
   if chunk ~= cl then return end
   while cl < ct and redis.call('HEXISTS', K.own, ownField(comp, cl)) == 0 do cl = cl + 1 end
-  if ids == '' and cl == ct then
-    redis.call('HDEL', K.own, comp)
-  else
-    redis.call('HSET', K.own, comp, encTail(ct, cl, ids))
-  end
+  putTail(comp, ct, cl, ids)
 end
 
 -- ownChunks calls f(chunk, list) for each chunk of Scale comp's own index

@@ -15,7 +15,7 @@ local created = 0
 if not poolExists() then
   created = 1
   redis.call('DEL', K.gone)
-  redis.call('HSET', K.meta, 's', 'waterfill', 'ss', '0', 'c', fmt(now), 'u', '0', 'r', '0')
+  redis.call('HSET', K.meta, 's', 'waterfill', 'ss', '0', 'c', fmt(now), 'u', '0', 'r', '0', 'lv', LAYOUT)
 end
 if ARGV[4] ~= '' and redis.call('HGET', K.meta, 's') ~= ARGV[4] then
   redis.call('HSET', K.meta, 's', ARGV[4])
