@@ -206,8 +206,9 @@ local function stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
 end
 
 -- planAssign assigns n orders with the pool's strategy: waterfill.lua's
--- plan, else stAssign's (nil and an error reply when it refuses).
-local function planAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
-  if strategy == 'waterfill' then return wfAssign(n, dry) end
+-- plan, else stAssign's (nil and an error reply when it refuses). room is
+-- the pool's meta r.
+local function planAssign(strategy, n, dry, room, now, maxCost, rnd, hashKey)
+  if strategy == 'waterfill' then return wfAssign(n, dry, room) end
   return stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
 end

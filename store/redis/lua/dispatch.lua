@@ -84,7 +84,7 @@ local function dispatchBatch(A, o, noSweep)
   if unlimited == 0 and room < n then return fail('NOELIG', fmt(room)) end
   local strategy = meta[1]
 
-  local plan, failed = planAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
+  local plan, failed = planAssign(strategy, n, dry, room, now, maxCost, rnd, hashKey)
   if not plan then return failed end
   local comps, cur, first = plan.comps, plan.cur, plan.first
 

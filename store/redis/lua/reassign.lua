@@ -56,7 +56,7 @@ local function hashKey(i)
   return k
 end
 
-local plan, failed = planAssign(strategy, n, false, now, maxCost, rnd, hashKey)
+local plan, failed = planAssign(strategy, n, false, room, now, maxCost, rnd, hashKey)
 if not plan then return failed end
 local comps, cur, first = plan.comps, plan.cur, plan.first
 

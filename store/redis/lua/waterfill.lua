@@ -63,17 +63,18 @@ local function wfPass(z, want, pick, seen)
 end
 
 -- wfAssign assigns n orders with the waterfill over elig and returns the
--- plan of stAssign (assign.lua). A Scale that reaches its maxOrders ends a pass: the pass's picks
+-- plan of stAssign (assign.lua); room is the pool's meta r. A Scale that
+-- reaches its maxOrders ends a pass: the pass's picks
 -- are applied to the ZSET, which the full Scale leaves, and the next pass
 -- takes the rest. A dry run applies them to a scratch copy (tmp) instead,
 -- deleted before it returns; a real one leaves elig as the batch ends.
-local function wfAssign(n, dry)
+local function wfAssign(n, dry, room)
   local comps = {}              -- compId per order, in request order
   local cur, first = {}, {}
   local z = K.elig
-  -- Without room in meta (r), no eligible Scale has a maxOrders: the picks
-  -- need no record.
-  local limited = (tonumber(redis.call('HGET', K.meta, 'r')) or 0) > 0
+  -- Without room (meta r, as the caller read it), no eligible Scale has a
+  -- maxOrders: the picks need no record.
+  local limited = room > 0
   while #comps < n do
     local ids, read = {}, {} -- the Scales this pass picks, their records
     -- read the records of a level's Scales in one HMGET
