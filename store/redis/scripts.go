@@ -11,7 +11,8 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// The scripts, each lua/lib.lua followed by the files it needs.
+// The scripts, each lua/lib.lua and lua/own.lua followed by the files it
+// needs.
 var (
 	scriptPoolPut      = loadScript("ring.lua", "pool_put.lua")
 	scriptPoolDel      = loadScript("pool_del.lua")
@@ -29,7 +30,7 @@ var (
 
 func loadScript(files ...string) *goredis.Script {
 	var b strings.Builder
-	for _, f := range append([]string{"lib.lua"}, files...) {
+	for _, f := range append([]string{"lib.lua", "own.lua"}, files...) {
 		src, err := luaFiles.ReadFile("lua/" + f)
 		if err != nil {
 			panic("redis: missing script " + f)

@@ -1,0 +1,204 @@
+-- own.lua: the Scales' own indexes and what a batch's picks change in the
+-- Scales. scripts.go puts it right after lib.lua in front of every script,
+-- so it is not a script by itself.
+
+-- The own index of a Scale lists its outstanding orders, oldest first, in
+-- chunks. Field compId holds the tail, "ct|cl|id,id,…,": ct the number of
+-- the tail chunk, cl the lowest chunk that may hold an order (both
+-- hexadecimal). Field "compId chunk" holds a sealed chunk below the tail,
+-- "id,id,…,", and goes when it empties. A tail of OWN bytes of ids or more
+-- is sealed before the next order joins it, so that appending to it stays
+-- cheap. A dispatch touches only the tail: one read and one write per Scale.
+-- An index that empties goes, and the Scale's chunks count from 0 again.
+local OWN = 256
+
+local function ownField(comp, chunk) return comp .. ' ' .. hex(chunk) end
+
+-- ownTail reads a tail (nil: none yet): ct, cl and the ids.
+local function ownTail(v)
+  if not v then return 0, 0, '' end
+  local ct, cl, ids = string.match(v, '^(%x+)|(%x+)|(.*)$')
+  return tonumber(ct, 16), tonumber(cl, 16), ids
+end
+
+local function encTail(ct, cl, ids) return hex(ct) .. '|' .. hex(cl) .. '|' .. ids end
+
+-- cut removes id from a list "id,id,…,".
+local function cut(list, id)
+  local s = ',' .. list
+  local p = string.find(s, ',' .. id .. ',', 1, true)
+  if p then s = string.sub(s, 1, p) .. string.sub(s, p + #id + 2) end
+  return string.sub(s, 2)
+end
+
+-- putTail writes Scale comp's tail, or removes it when the index is empty.
+local function putTail(comp, ct, cl, ids)
+  if ids == '' and cl == ct then
+    redis.call('HDEL', K.own, comp)
+  else
+    redis.call('HSET', K.own, comp, encTail(ct, cl, ids))
+  end
+end
+
+-- ownDrop removes order id from chunk chunk of Scale comp's own index. A
+-- sealed chunk that empties goes, and when it was the lowest the tail's cl
+-- moves past the chunks that have gone, so that a walk over the index
+-- starts at the oldest outstanding order.
+local function ownDrop(comp, chunk, id)
+  local ct, cl, ids = ownTail(redis.call('HGET', K.own, comp))
+  if chunk == ct then return putTail(comp, ct, cl, cut(ids, id)) end
+  local field = ownField(comp, chunk)
+  local v = redis.call('HGET', K.own, field)
+  if not v then return end
+  v = cut(v, id)
+  if v ~= '' then
+    redis.call('HSET', K.own, field, v)
+    return
+  end
+  redis.call('HDEL', K.own, field)
+  if chunk ~= cl then return end
+  while cl < ct and redis.call('HEXISTS', K.own, ownField(comp, cl)) == 0 do cl = cl + 1 end
+  putTail(comp, ct, cl, ids)
+end
+
+-- ownChunks calls f(chunk, list) for each chunk of Scale comp's own index
+-- from chunk from (nil: its lowest) up to its tail, with list the chunk's
+-- ids ("id,id,…,"), until f returns true. It returns the tail's ct and cl.
+local function ownChunks(comp, from, f)
+  local ct, cl, ids = ownTail(redis.call('HGET', K.own, comp))
+  -- a chunk past the tail was named before the index emptied: start over
+  if not from or from > ct then from = cl end
+  for chunk = math.max(cl, from), ct do
+    local list = ids
+    if chunk < ct then list = redis.call('HGET', K.own, ownField(comp, chunk)) or '' end
+    if f(chunk, list) then break end
+  end
+  return ct, cl
+end
+
+-- ownClear removes Scale comp's own index (tail ct, lowest chunk cl, as
+-- ownChunks returns them).
+local function ownClear(comp, ct, cl)
+  local fields = {comp}
+  for chunk = cl, ct - 1 do fields[#fields + 1] = ownField(comp, chunk) end
+  callMany('HDEL', K.own, fields, 1)
+end
+
+-- taken marks Scale record c as read before a batch gives it orders: its
+-- outstanding count then (out0), for saveAssigned.
+local function taken(c)
+  c.out0 = c.out
+  return c
+end
+
+-- saveAssigned saves the Scales that orders were just given to (first, in
+-- the order first picked; cur their records, read with taken). Each was
+-- eligible before and only its orderCount has changed: its record stays,
+-- it moves from elig and lex to load only when it reached its maxOrders,
+-- and the room of the pool (meta r) falls by the orders given to Scales
+-- with a maxOrders. With eligDone the caller has updated elig.
+local function saveAssigned(first, cur, eligDone)
+  local load, add, full = {}, {}, {}
+  for _, id in ipairs(first) do
+    local c = cur[id]
+    local n = c.base + c.out
+    if c.max > 0 then
+      agg.r = agg.r - (c.out - c.out0)
+    end
+    if c.max > 0 and n >= c.max then
+      full[#full + 1] = id
+      load[#load + 1] = n
+      load[#load + 1] = id
+    elseif not eligDone then
+      add[#add + 1] = n
+      add[#add + 1] = id
+    end
+  end
+  callMany('ZADD', K.load, load, 2)
+  callMany('ZREM', K.lex, full, 1)
+  if not eligDone then
+    callMany('ZADD', K.elig, add, 2)
+    callMany('ZREM', K.elig, full, 1)
+  end
+end
+
+-- release ends assigned order o (id) in state st at now: the order record,
+-- its Scale's own index and the retention queue. The caller updates the
+-- Scale (c, its record as cached) and saves it.
+local function release(id, o, c, st, now, ret)
+  if c then
+    c.out = c.out - 1
+    ownDrop(o.comp, tonumber(o.chunk, 16), id)
+  end
+  o.st, o.done = st, fmt(now)
+  redis.call('HSET', K.orders, id, encOrder(o))
+  redis.call('RPUSH', K.oexp, fmt(now + ret) .. '|' .. id)
+end
+
+-- ownAppend puts orders 1..n, assigned to comps[i], at the tails of their
+-- Scales' own index (first lists the Scales in the order first picked,
+-- ids[i] names order i), sealing a tail that has grown to OWN bytes.
+-- Returns each order's chunk (hexadecimal) and the HSET field/value list for
+-- K.own, which the caller writes. It runs once per Scale a batch touches,
+-- so it keeps per-Scale work small: a Scale given one order (the usual
+-- case in a large pool) costs no table.
+local function ownAppend(comps, first, n, ids)
+  local byScale, chunkOf, ownKV = {}, {}, {}
+  for i = 1, n do
+    local id = comps[i]
+    local t = byScale[id]
+    if t == nil then
+      byScale[id] = i
+    elseif type(t) == 'number' then
+      byScale[id] = {t, i}
+    else
+      t[#t + 1] = i
+    end
+  end
+  local tails = hmget(K.own, first)
+  for _, id in ipairs(first) do
+    -- the tail as it is, "ct|cl|ids": the new ids go at its end
+    local v, chunk = tails[id], '0'
+    if v then
+      local a = string.find(v, '|', 1, true)
+      local b = string.find(v, '|', a + 1, true)
+      chunk = string.sub(v, 1, a - 1)
+      if #v - b >= OWN then
+        ownKV[#ownKV + 1] = ownField(id, tonumber(chunk, 16))
+        ownKV[#ownKV + 1] = string.sub(v, b + 1)
+        chunk = hex(tonumber(chunk, 16) + 1)
+        v = chunk .. string.sub(v, a, b)
+      end
+    else
+      v = '0|0|'
+    end
+    local idx = byScale[id]
+    if type(idx) == 'number' then
+      v = v .. ids[idx] .. ','
+      chunkOf[idx] = chunk
+    else
+      -- several orders: seal the tail again each time it grows to OWN
+      local head = string.sub(v, 1, (string.find(v, '|', string.find(v, '|', 1, true) + 1, true)))
+      local buf, len = {v}, #v - #head
+      for k = 1, #idx do
+        if len >= OWN then
+          local sealed = string.sub(table.concat(buf), #head + 1)
+          local ct = tonumber(chunk, 16)
+          ownKV[#ownKV + 1] = ownField(id, ct)
+          ownKV[#ownKV + 1] = sealed
+          chunk = hex(ct + 1)
+          head = chunk .. string.sub(head, (string.find(head, '|', 1, true)))
+          buf, len = {head}, 0
+        end
+        local s = ids[idx[k]] .. ','
+        buf[#buf + 1] = s
+        len = len + #s
+        chunkOf[idx[k]] = chunk
+      end
+      v = table.concat(buf)
+    end
+    ownKV[#ownKV + 1] = id
+    ownKV[#ownKV + 1] = v
+  end
+  return chunkOf, ownKV
+end
