@@ -98,15 +98,22 @@ func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, p
 	}
 }
 
+// poolOfA starts a Redis with pool "p" of one Scale, "A".
+func poolOfA(t *testing.T) (goredis.UniversalClient, *redis.Store, *dispatch.Service) {
+	t.Helper()
+	c := newClient(t, redistest.Start(t))
+	st := redis.New(c, redis.Options{})
+	svc := dispatch.NewService(st, dispatch.Config{})
+	mustPool(t, svc, "p", "A")
+	return c, st, svc
+}
+
 // TestLowestChunkAfterTailEmptied fills a Scale's first chunks, completes
 // every order in them (the sealed chunks go, and the lowest chunk is the
 // tail), and dispatches again: the walk must start at the tail.
 func TestLowestChunkAfterTailEmptied(t *testing.T) {
-	c := newClient(t, redistest.Start(t))
-	st := redis.New(c, redis.Options{})
-	svc := dispatch.NewService(st, dispatch.Config{})
+	c, st, svc := poolOfA(t)
 	ctx := context.Background()
-	mustPool(t, svc, "p", "A")
 	in := dispatch.DispatchInput{Pool: "p", Orders: make([]dispatch.OrderInput, 64)} // two sealed chunks and a tail
 	b, _, err := svc.Dispatch(ctx, in)
 	if err != nil {
@@ -275,11 +282,8 @@ func TestNothingLeaks(t *testing.T) {
 // layout field, as pools written by builds before it have: the dispatch
 // fails naming the layout, and the pool is left as it was.
 func TestEarlierLayoutRefused(t *testing.T) {
-	c := newClient(t, redistest.Start(t))
-	st := redis.New(c, redis.Options{})
-	svc := dispatch.NewService(st, dispatch.Config{})
+	c, _, svc := poolOfA(t)
 	ctx := context.Background()
-	mustPool(t, svc, "p", "A")
 	if err := c.HDel(ctx, poolKey("p", "meta"), "lv").Err(); err != nil {
 		t.Fatal(err)
 	}
