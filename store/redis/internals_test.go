@@ -303,3 +303,38 @@ func TestEarlierLayoutRefused(t *testing.T) {
 		t.Errorf("%d orders stored", n)
 	}
 }
+
+// TestCursorPastEmptiedIndex pages a Scale's orders with a cursor in a high
+// chunk, lets every order complete (the index goes and the chunks count
+// from 0 again) and dispatches anew: the old cursor names a chunk past the
+// new tail, and the next page starts over rather than coming back empty.
+func TestCursorPastEmptiedIndex(t *testing.T) {
+	_, _, svc := poolOfA(t)
+	ctx := context.Background()
+	var done []dispatch.Completion
+	for b := range 3 {
+		in := dispatch.DispatchInput{Pool: "p"}
+		for j := range 40 {
+			id := fmt.Sprintf("order-%d-%02d", b, j)
+			in.Orders = append(in.Orders, dispatch.OrderInput{ID: id})
+			done = append(done, dispatch.Completion{OrderID: id})
+		}
+		if _, _, err := svc.Dispatch(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, cursor, err := svc.ListScaleOrders(ctx, "p", "A", dispatch.Page{Limit: 100})
+	if err != nil || len(page) != 100 || cursor == "" {
+		t.Fatalf("first page: %d orders, cursor %q, %v", len(page), cursor, err)
+	}
+	if _, err := svc.Complete(ctx, "p", done); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.Dispatch(ctx, dispatch.DispatchInput{Pool: "p", Orders: []dispatch.OrderInput{{ID: "new-1"}, {ID: "new-2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	page, next, err := svc.ListScaleOrders(ctx, "p", "A", dispatch.Page{Cursor: cursor, Limit: 100})
+	if err != nil || len(page) != 2 || next != "" || page[0].ID != "new-1" || page[1].ID != "new-2" {
+		t.Fatalf("page after the index emptied: %+v, next %q, %v; want new-1 and new-2", page, next, err)
+	}
+}
