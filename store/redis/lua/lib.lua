@@ -87,7 +87,8 @@ end
 -- baseLoad: a dispatch changes elig and leaves the record as it is.
 local SCALE = '^' .. string.rep('([^|]*)|', 5) .. '([^|]*)$'
 
--- decScale reads record s of a Scale whose orderCount (load score) is n.
+-- decScale reads record s of a Scale whose orderCount (its score in elig or
+-- load) is n.
 local function decScale(s, n)
   if not s then return nil end
   local w, st, max, base, since, avg = string.match(s, SCALE)

@@ -101,7 +101,7 @@ local function saveAssigned(first, cur, eligDone)
   local load, add, full = {}, {}, {}
   for _, id in ipairs(first) do
     local c = cur[id]
-    local n = c.base + c.out
+    local n = count(c)
     if c.max > 0 then
       agg.r = agg.r - (c.out - c.out0)
     end
@@ -137,65 +137,39 @@ end
 
 -- ownAppend puts orders 1..n, assigned to comps[i], at the tails of their
 -- Scales' own index (first lists the Scales in the order first picked,
--- ids[i] names order i), sealing a tail that has grown to OWN bytes.
--- Returns each order's chunk (hexadecimal) and the HSET field/value list for
--- K.own, which the caller writes. It runs once per Scale a batch touches,
--- so it keeps per-Scale work small: a Scale given one order (the usual
--- case in a large pool) costs no table.
+-- ids[i] names order i), sealing a tail into its chunk whenever it holds
+-- OWN bytes of ids. Returns each order's chunk (hexadecimal) and the HSET
+-- field/value list for K.own, which the caller writes. It runs once per
+-- Scale a batch touches, so it keeps per-Scale work small: the orders of a
+-- Scale are chained by index (no table per Scale), and the new ids join
+-- the tail as it was read, header and all.
 local function ownAppend(comps, first, n, ids)
-  local byScale, chunkOf, ownKV = {}, {}, {}
+  local head, last, nxt, chunkOf, ownKV = {}, {}, {}, {}, {}
   for i = 1, n do
     local id = comps[i]
-    local t = byScale[id]
-    if t == nil then
-      byScale[id] = i
-    elseif type(t) == 'number' then
-      byScale[id] = {t, i}
-    else
-      t[#t + 1] = i
-    end
+    if head[id] then nxt[last[id]] = i else head[id] = i end
+    last[id] = i
   end
   local tails = hmget(K.own, first)
   for _, id in ipairs(first) do
-    -- the tail as it is, "ct|cl|ids": the new ids go at its end
-    local v, chunk = tails[id], '0'
-    if v then
-      local a = string.find(v, '|', 1, true)
-      local b = string.find(v, '|', a + 1, true)
-      chunk = string.sub(v, 1, a - 1)
-      if #v - b >= OWN then
-        ownKV[#ownKV + 1] = ownField(id, tonumber(chunk, 16))
-        ownKV[#ownKV + 1] = string.sub(v, b + 1)
-        chunk = hex(tonumber(chunk, 16) + 1)
-        v = chunk .. string.sub(v, a, b)
+    -- the tail "ct|cl|ids": ct ends before a, the ids start after hl
+    local v = tails[id] or '0|0|'
+    local a = string.find(v, '|', 1, true)
+    local hl = string.find(v, '|', a + 1, true)
+    local chunk = string.sub(v, 1, a - 1)
+    local i = head[id]
+    while i do
+      if #v - hl >= OWN then
+        local ct = tonumber(chunk, 16)
+        ownKV[#ownKV + 1] = ownField(id, ct)
+        ownKV[#ownKV + 1] = string.sub(v, hl + 1)
+        chunk = hex(ct + 1)
+        v = chunk .. string.sub(v, a, hl)
+        a, hl = #chunk + 1, #v
       end
-    else
-      v = '0|0|'
-    end
-    local idx = byScale[id]
-    if type(idx) == 'number' then
-      v = v .. ids[idx] .. ','
-      chunkOf[idx] = chunk
-    else
-      -- several orders: seal the tail again each time it grows to OWN
-      local head = string.sub(v, 1, (string.find(v, '|', string.find(v, '|', 1, true) + 1, true)))
-      local buf, len = {v}, #v - #head
-      for k = 1, #idx do
-        if len >= OWN then
-          local sealed = string.sub(table.concat(buf), #head + 1)
-          local ct = tonumber(chunk, 16)
-          ownKV[#ownKV + 1] = ownField(id, ct)
-          ownKV[#ownKV + 1] = sealed
-          chunk = hex(ct + 1)
-          head = chunk .. string.sub(head, (string.find(head, '|', 1, true)))
-          buf, len = {head}, 0
-        end
-        local s = ids[idx[k]] .. ','
-        buf[#buf + 1] = s
-        len = len + #s
-        chunkOf[idx[k]] = chunk
-      end
-      v = table.concat(buf)
+      v = v .. ids[i] .. ','
+      chunkOf[i] = chunk
+      i = nxt[i]
     end
     ownKV[#ownKV + 1] = id
     ownKV[#ownKV + 1] = v
