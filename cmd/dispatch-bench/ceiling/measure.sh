@@ -22,21 +22,15 @@ WARM=${WARM:-1s}
 NOOP_FOR=${NOOP_FOR:-30m}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT INT TERM
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 
-freeport() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 note() { echo "== $* (loadavg $(cut -d' ' -f1-3 /proc/loadavg))" | tee -a "$OUT/log"; }
 waitfor() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "not up: $1" >&2; exit 1; }
 
 note "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 
-RP=$(freeport)
-redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-  --logfile "$OUT/redis.log" & PIDS+=($!)
-for _ in $(seq 100); do redis-cli -p "$RP" ping >/dev/null 2>&1 && break; sleep 0.1; done
-R() { redis-cli -p "$RP" "$@"; }
+startRedis "$OUT/redis.log"
 
 P1=$(freeport); P2=$(freeport); NP=$(freeport)
 for p in "$P1" "$P2"; do
@@ -92,8 +86,7 @@ done
 # 10 s (at the rates of docs/benchmarks.md). Its load ZSET holds 1000 Scales like the service's pool of c; the
 # order hash is emptied after each batch size so that memory stays small.
 note "b: ceiling"
-R eval "for i=1,1000 do redis.call('ZADD', KEYS[1], 0, 's-'..i) end" 1 '{ceil}:load' >/dev/null
-SHA=$(R script load "$(cat "$HERE/ceiling.lua")")
+loadCeiling
 echo "$SHA" >"$OUT/ceiling.sha"
 BATCHES="1 10 100 1000"
 for bn in 1:200000 10:50000 100:10000 1000:1000; do

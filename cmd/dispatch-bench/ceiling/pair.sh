@@ -17,16 +17,10 @@ ROUNDS=${ROUNDS:-3}
 BATCHES=${BATCHES:-1 100}
 DUR=${DUR:-5s}
 HERE=$(cd "$(dirname "$0")" && pwd)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT INT TERM
-freeport() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 
-RP=$(freeport)
-redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-  --logfile /dev/null & PIDS+=($!)
-for _ in $(seq 100); do redis-cli -p "$RP" ping >/dev/null 2>&1 && break; sleep 0.1; done
-R() { redis-cli -p "$RP" "$@"; }
+startRedis /dev/null
 SVC=""
 for _ in 1 2; do
   p=$(freeport)
@@ -35,8 +29,7 @@ for _ in 1 2; do
   for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$p/healthz" && break; sleep 0.1; done
   SVC=${SVC:+$SVC,}http://127.0.0.1:$p
 done
-R eval "for i=1,1000 do redis.call('ZADD', KEYS[1], 0, 's-'..i) end" 1 '{ceil}:load' >/dev/null
-SHA=$(R script load "$(cat "$HERE/ceiling.lua")")
+loadCeiling
 
 echo "round batch ceiling-orders/s service-orders/s service/ceiling (loadavg)"
 for round in $(seq "$ROUNDS"); do

@@ -1,0 +1,27 @@
+# common.sh: what measure.sh and pair.sh share; they source it after
+# setting HERE (this directory). Every process a script starts goes in PIDS
+# and is killed on exit.
+
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+
+freeport() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+
+# startRedis LOG starts a throwaway redis-server on a free loopback port,
+# logging to LOG, and waits for it; it sets RP, its port, and R runs
+# redis-cli on it.
+startRedis() {
+  RP=$(freeport)
+  redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+    --logfile "$1" & PIDS+=($!)
+  for _ in $(seq 100); do redis-cli -p "$RP" ping >/dev/null 2>&1 && break; sleep 0.1; done
+}
+R() { redis-cli -p "$RP" "$@"; }
+
+# loadCeiling sets up the ceiling: its load ZSET of 1,000 Scales, like the
+# service's pools of 1,000, and ceiling.lua, whose SHA it sets in SHA.
+loadCeiling() {
+  R eval "for i=1,1000 do redis.call('ZADD', KEYS[1], 0, 's-'..i) end" 1 '{ceil}:load' >/dev/null
+  SHA=$(R script load "$(cat "$HERE/ceiling.lua")")
+}
