@@ -68,12 +68,11 @@ local function dispatchBatch(A, o, noSweep)
     seen[id] = true
     idList[i] = id
   end
-  local held = hmget(K.orders, idList)
+  local held = hmgetList(K.orders, idList)
   for i = 1, n do
-    local id = idList[i]
-    local o = held[id] and decOrder(held[id])
+    local o = held[i] and decOrder(held[i])
     if o then
-      if live(o, now, ret) then return fail('EXISTS', id) end
+      if live(o, now, ret) then return fail('EXISTS', idList[i]) end
       stale[#stale + 1] = o -- expired, not yet swept: this batch replaces it
     end
   end
@@ -89,7 +88,7 @@ local function dispatchBatch(A, o, noSweep)
   local comps, cur, first = plan.comps, plan.cur, plan.first
 
   local parts = {}
-  for i = 1, n do parts[i] = idList[i] .. ',' .. comps[i] end
+  for i = 1, n do parts[2 * i - 1], parts[2 * i] = idList[i], comps[i] end
   local pairs_ = table.concat(parts, ',')
   if dry then
     return {'dry', '', fmt(now) .. '|0|' .. strategy .. '|' .. pairs_}
@@ -102,10 +101,10 @@ local function dispatchBatch(A, o, noSweep)
   for _, o in ipairs(stale) do refDrop(o.ref) end
   local ref = hex(redis.call('HINCRBY', K.meta, 'bn', 1))
   redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. fmt(n))
-  local okv = {}
+  local okv, pre = {}, 'a' .. ref .. '||'
   for i = 1, n do
-    okv[#okv + 1] = idList[i]
-    okv[#okv + 1] = 'a' .. ref .. '||' .. comps[i] .. '|' .. chunkOf[i] .. '|' .. okey(i)
+    okv[2 * i - 1] = idList[i]
+    okv[2 * i] = pre .. comps[i] .. '|' .. chunkOf[i] .. '|' .. okey(i)
   end
   hsetMany(K.orders, okv)
   saveAssigned(first, cur, strategy == 'waterfill')

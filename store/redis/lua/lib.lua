@@ -69,15 +69,26 @@ end
 -- hsetMany writes field/value pairs (a flat list).
 local function hsetMany(key, kv) callMany('HSET', key, kv, 2) end
 
+-- hmgetList reads the fields of a hash (a list) into a list of their
+-- values in the same order (false for a missing field).
+local function hmgetList(key, fields)
+  if #fields <= WRITE then
+    if #fields == 0 then return {} end
+    return redis.call('HMGET', key, unpack(fields))
+  end
+  local out = {}
+  for i = 1, #fields, WRITE do
+    local v = redis.call('HMGET', key, unpack(fields, i, math.min(i + WRITE - 1, #fields)))
+    for j = 1, #v do out[i + j - 1] = v[j] end
+  end
+  return out
+end
+
 -- hmget reads the fields of a hash (a list) into a table field -> value
 -- (false for a missing field).
 local function hmget(key, fields)
-  local out = {}
-  for i = 1, #fields, WRITE do
-    local hi = math.min(i + WRITE - 1, #fields)
-    local v = redis.call('HMGET', key, unpack(fields, i, hi))
-    for j = i, hi do out[fields[j]] = v[j - i + 1] end
-  end
+  local out, v = {}, hmgetList(key, fields)
+  for j = 1, #fields do out[fields[j]] = v[j] end
   return out
 end
 

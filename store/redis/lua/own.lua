@@ -150,10 +150,10 @@ local function ownAppend(comps, first, n, ids)
     if head[id] then nxt[last[id]] = i else head[id] = i end
     last[id] = i
   end
-  local tails = hmget(K.own, first)
-  for _, id in ipairs(first) do
+  local tails = hmgetList(K.own, first)
+  for j, id in ipairs(first) do
     -- the tail "ct|cl|ids": ct ends before a, the ids start after hl
-    local v = tails[id] or '0|0|'
+    local v = tails[j] or '0|0|'
     local a = string.find(v, '|', 1, true)
     local hl = string.find(v, '|', a + 1, true)
     local chunk = string.sub(v, 1, a - 1)

@@ -104,13 +104,17 @@ local function wfAssign(n, dry, room)
       return c.max == 0 or c.out + k < c.max
     end, seen)
     if got == 0 then error('dispatch: no room although the pool counted some') end
-    local add, rem = {}, {}
+    -- the scores as strings, each formatted once: a pass gives most of
+    -- its Scales the same count or two
+    local add, rem, score = {}, {}, {}
     for _, id in ipairs(ids) do
       local c = cur[id]
       local count = c.out + c.k
       c.out, c.k = count, 0
       if c.max == 0 or count < c.max then
-        add[#add + 1] = count
+        local s = score[count]
+        if not s then s = fmt(count); score[count] = s end
+        add[#add + 1] = s
         add[#add + 1] = id
       else
         rem[#rem + 1] = id
