@@ -84,14 +84,6 @@ local function hmgetList(key, fields)
   return out
 end
 
--- hmget reads the fields of a hash (a list) into a table field -> value
--- (false for a missing field).
-local function hmget(key, fields)
-  local out, v = {}, hmgetList(key, fields)
-  for j = 1, #fields do out[fields[j]] = v[j] end
-  return out
-end
-
 -- Scales: "weight|state|maxOrders|baseLoad|activeSinceMs|avgMs"; state a
 -- (active), d (draining), x (down). A Scale's orderCount is its score in
 -- elig or load (getScale), and its outstanding orders are orderCount -

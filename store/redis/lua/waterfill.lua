@@ -84,7 +84,8 @@ local function wfAssign(n, dry, room)
       for _, id in pairs(at) do
         if not cur[id] and read[id] == nil then want[#want + 1] = id end
       end
-      for id, v in pairs(hmget(K.scales, want)) do read[id] = v end
+      local recs = hmgetList(K.scales, want)
+      for j, id in ipairs(want) do read[id] = recs[j] end
     end
     -- c is what saveAssigned needs of a Scale: its maxOrders and its count
     -- (out; base 0), and k, its picks in this pass.
