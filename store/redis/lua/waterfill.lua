@@ -43,13 +43,17 @@ local function wfPass(z, want, pick, seen)
     local start, take = 0, want - done
     if top == n - 1 then
       start = LAST % n
-    else
+    elseif take > 1 then
+      -- (one order never fills a level: the next count is above v)
       local above = tonumber(redis.call('ZRANGE', z, top + 1, top + 1, 'WITHSCORES')[2])
       local width = top + 1
       -- D may exceed what a batch needs: compare the rounds instead.
       if above - v < math.ceil(take / width) then take = (above - v) * width end
     end
-    local at = wfFetch(z, top, start, take)
+    -- one order from rank 0, a single-order batch's usual case: the first
+    -- level's head names it
+    local at
+    if take == 1 and start == 0 and nxt == 0 then at = {[0] = head[1]} else at = wfFetch(z, top, start, take) end
     seen(at)
     local rank = start
     for _ = 1, take do
