@@ -23,8 +23,9 @@ import (
 // docs/operations.md shows the ACL rule that aclRule builds from them.
 var aclCommands = []string{
 	// Readiness, and the scripts (EVALSHA first, EVAL when Redis
-	// has not seen the script since it started).
-	"ping", "evalsha", "evalsha_ro", "eval", "eval_ro",
+	// has not seen the script since it started), and the dispatch library
+	// (FCALL, FUNCTION LOAD when Redis lacks it).
+	"ping", "evalsha", "evalsha_ro", "eval", "eval_ro", "fcall", "function|load",
 	// The pool list, outside the scripts, and the metrics' reads.
 	"zadd", "zrem", "zrange", "zcard", "exists", "hmget", "hlen", "llen",
 	// A dispatch that waits for replicas (Options.WaitReplicas).

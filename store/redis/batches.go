@@ -27,7 +27,7 @@ func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dis
 	if err != nil {
 		return dispatch.Batch{}, false, err
 	}
-	v, err := s.run(ctx, scriptDispatch, req.Pool, args...)
+	v, err := s.call(ctx, fnDispatch, req.Pool, args...)
 	if err != nil {
 		return dispatch.Batch{}, false, dispatchFailure(ctx, err, req)
 	}

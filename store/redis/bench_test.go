@@ -88,9 +88,9 @@ func BenchmarkCeiling(b *testing.B) {
 	}
 }
 
-// evalshaUsec returns the microseconds Redis has spent in EVALSHA (and
-// EVAL, which a first run of a script falls back to) since the last
-// CONFIG RESETSTAT.
+// evalshaUsec returns the microseconds Redis has spent in EVALSHA, EVAL
+// (which a first run of a script falls back to) and FCALL (the dispatch
+// library) since the last CONFIG RESETSTAT.
 func evalshaUsec(t testing.TB, c goredis.UniversalClient) int64 {
 	t.Helper()
 	info, err := c.Info(context.Background(), "commandstats").Result()
@@ -99,7 +99,7 @@ func evalshaUsec(t testing.TB, c goredis.UniversalClient) int64 {
 	}
 	var total int64
 	for _, line := range strings.Split(info, "\n") {
-		for _, cmd := range []string{"cmdstat_evalsha:", "cmdstat_eval:"} {
+		for _, cmd := range []string{"cmdstat_evalsha:", "cmdstat_eval:", "cmdstat_fcall:"} {
 			if rest, ok := strings.CutPrefix(line, cmd); ok {
 				_, after, _ := strings.Cut(rest, "usec=")
 				n, _ := strconv.ParseInt(after[:strings.IndexByte(after, ',')], 10, 64)

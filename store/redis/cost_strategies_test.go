@@ -146,7 +146,7 @@ func scriptCalls(t testing.TB, c goredis.UniversalClient, addr string, f func())
 }
 
 // scriptGroups is scriptCalls with the commands grouped by the script call
-// (EVALSHA or EVAL) that ran them.
+// (EVALSHA, EVAL or FCALL) that ran them.
 func scriptGroups(t testing.TB, c goredis.UniversalClient, addr string, f func()) [][][]string {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
@@ -177,7 +177,7 @@ func scriptGroups(t testing.TB, c goredis.UniversalClient, addr string, f func()
 			return out
 		}
 		if !strings.Contains(line, " lua] ") {
-			if strings.Contains(strings.ToLower(line), `"evalsha"`) || strings.Contains(strings.ToLower(line), `"eval"`) {
+			if l := strings.ToLower(line); strings.Contains(l, `"evalsha"`) || strings.Contains(l, `"eval"`) || strings.Contains(l, `"fcall"`) {
 				out = append(out, nil)
 			}
 			continue

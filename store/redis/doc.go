@@ -5,7 +5,8 @@
 // # Operations
 //
 // Every state change is one Lua script call (lua/*.lua, embedded; run with
-// EVALSHA, falling back to EVAL), which validates everything before its
+// EVALSHA, falling back to EVAL; a dispatch with FCALL of a function
+// library, functions.go), which validates everything before its
 // first write, since Redis does not roll back. The clock and any randomness
 // come from Go as arguments; no script builds a key name, so every script
 // runs unchanged on Redis Cluster.

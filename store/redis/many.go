@@ -9,7 +9,7 @@ import (
 )
 
 // DispatchMany applies several batches of one pool in one script call
-// (lua/dispatch_many.lua), one after another, each as Dispatch would apply
+// (lua/dispatch_many.lua, a function of the dispatch library), one after another, each as Dispatch would apply
 // it alone: all or nothing, seeing the batches before it. A failure of the
 // call fails every request as it would fail Dispatch. With
 // Options.WaitReplicas, one WAIT covers every batch of the call.
@@ -33,7 +33,7 @@ func (s *Store) DispatchMany(ctx context.Context, reqs []dispatch.DispatchReques
 		}
 		args[at] = len(args) - at - 1
 	}
-	v, err := s.run(ctx, scriptDispatchMany, pool, args...)
+	v, err := s.call(ctx, fnDispatchMany, pool, args...)
 	if err != nil {
 		for i, req := range reqs {
 			out[i].Err = dispatchFailure(ctx, err, req)

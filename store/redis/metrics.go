@@ -24,23 +24,21 @@ import (
 type Metrics struct {
 	scripts *prometheus.HistogramVec
 	errors  *prometheus.CounterVec
-	names   map[string]string // script SHA1 → name
+	names   map[string]string // script SHA1 or function name → name
 }
 
 // scriptNames names the scripts in the metrics, after their main file.
 var scriptNames = map[*goredis.Script]string{
-	scriptPoolPut:      "pool_put",
-	scriptPoolDel:      "pool_del",
-	scriptRingBuild:    "ring_build",
-	scriptScalePut:     "scale_put",
-	scriptScaleDel:     "scale_del",
-	scriptScalesList:   "scales_list",
-	scriptDispatch:     "dispatch",
-	scriptDispatchMany: "dispatch_many",
-	scriptFinish:       "finish",
-	scriptReassign:     "reassign",
-	scriptScaleOrders:  "scale_orders",
-	scriptRead:         "read",
+	scriptPoolPut:     "pool_put",
+	scriptPoolDel:     "pool_del",
+	scriptRingBuild:   "ring_build",
+	scriptScalePut:    "scale_put",
+	scriptScaleDel:    "scale_del",
+	scriptScalesList:  "scales_list",
+	scriptFinish:      "finish",
+	scriptReassign:    "reassign",
+	scriptScaleOrders: "scale_orders",
+	scriptRead:        "read",
 }
 
 // NewMetrics registers the store's collectors on reg and returns them. It
@@ -64,6 +62,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	for sc, name := range scriptNames {
 		m.names[sc.Hash()] = name
+	}
+	for fn, name := range functionScriptName {
+		m.names[fn] = name
 	}
 	for _, c := range []prometheus.Collector{m.scripts, m.errors} {
 		if err := reg.Register(c); err != nil {
@@ -129,9 +130,9 @@ func connectionSetup(name string) bool {
 
 // observe records one call: a script's duration, a failure's code.
 func (m *Metrics) observe(cmd goredis.Cmder, d time.Duration, err error) {
-	if isNoScript(err) {
-		// EVALSHA before the script is cached: Run sends EVAL next, which
-		// is the call that counts.
+	if isNoScript(err) || isNoFunction(err) {
+		// EVALSHA before the script is cached, FCALL before the library
+		// is loaded: the call that follows is the one that counts.
 		return
 	}
 	call := m.scriptName(cmd)
@@ -154,8 +155,8 @@ func (m *Metrics) scriptName(cmd goredis.Cmder) string {
 	}
 	var sha string
 	switch cmd.Name() {
-	case "evalsha", "evalsha_ro":
-		sha, _ = args[1].(string)
+	case "evalsha", "evalsha_ro", "fcall":
+		sha, _ = args[1].(string) // a function's name for FCALL
 	case "eval", "eval_ro":
 		src, _ := args[1].(string)
 		h := sha1.Sum([]byte(src))

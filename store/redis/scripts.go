@@ -14,31 +14,36 @@ var luaFiles embed.FS
 // The scripts, each lua/lib.lua and lua/own.lua followed by the files it
 // needs.
 var (
-	scriptPoolPut      = loadScript("ring.lua", "pool_put.lua")
-	scriptPoolDel      = loadScript("pool_del.lua")
-	scriptRingBuild    = loadScript("ring.lua", "ring_build.lua")
-	scriptScalePut     = loadScript("ring.lua", "scale_put.lua")
-	scriptScaleDel     = loadScript("ring.lua", "scale_del.lua")
-	scriptScalesList   = loadScript("scales_list.lua")
-	scriptDispatch     = loadScript("waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "dispatch.lua", "dispatch_one.lua")
-	scriptDispatchMany = loadScript("waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "dispatch.lua", "dispatch_many.lua")
-	scriptFinish       = loadScript("finish.lua")
-	scriptReassign     = loadScript("waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "reassign.lua")
-	scriptScaleOrders  = loadScript("scale_orders.lua")
-	scriptRead         = loadScript("read.lua")
+	scriptPoolPut     = loadScript("ring.lua", "pool_put.lua")
+	scriptPoolDel     = loadScript("pool_del.lua")
+	scriptRingBuild   = loadScript("ring.lua", "ring_build.lua")
+	scriptScalePut    = loadScript("ring.lua", "scale_put.lua")
+	scriptScaleDel    = loadScript("ring.lua", "scale_del.lua")
+	scriptScalesList  = loadScript("scales_list.lua")
+	scriptFinish      = loadScript("finish.lua")
+	scriptReassign    = loadScript("waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "reassign.lua")
+	scriptScaleOrders = loadScript("scale_orders.lua")
+	scriptRead        = loadScript("read.lua")
 )
 
 func loadScript(files ...string) *goredis.Script {
 	var b strings.Builder
 	for _, f := range append([]string{"lib.lua", "own.lua"}, files...) {
-		src, err := luaFiles.ReadFile("lua/" + f)
-		if err != nil {
-			panic("redis: missing script " + f)
-		}
-		b.Write(src)
+		b.Write(luaFile(f))
 		b.WriteByte('\n')
+		if f == "lib.lua" {
+			b.WriteString("enter(KEYS)\n")
+		}
 	}
 	return goredis.NewScript(b.String())
+}
+
+func luaFile(name string) []byte {
+	src, err := luaFiles.ReadFile("lua/" + name)
+	if err != nil {
+		panic("redis: missing script " + name)
+	}
+	return src
 }
 
 // run runs a mutating script on the keys of pool.

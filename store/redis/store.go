@@ -45,6 +45,10 @@ type Client interface {
 	ScriptExists(ctx context.Context, hashes ...string) *goredis.BoolSliceCmd
 	ScriptLoad(ctx context.Context, script string) *goredis.StringCmd
 
+	// The dispatch library (functions.go).
+	FCall(ctx context.Context, function string, keys []string, args ...any) *goredis.Cmd
+	FunctionLoad(ctx context.Context, code string) *goredis.StringCmd
+
 	// The pool list, which spans slots and so is kept outside the scripts.
 	ZAdd(ctx context.Context, key string, members ...goredis.Z) *goredis.IntCmd
 	ZRem(ctx context.Context, key string, members ...any) *goredis.IntCmd

@@ -1,6 +1,6 @@
 -- dispatch.lua: dispatchBatch assigns a batch and records it, all or
--- nothing. dispatch_one.lua runs it on the call's arguments,
--- dispatch_many.lua on several batches in turn.
+-- nothing; functions.lua calls it for a batch, dispatch_many.lua for
+-- several in turn.
 --
 -- KEYS: the pool's keys (lib.lua).
 -- Arguments (argument k is A[o + k]): 1 batchId, 2 nowMs, 3 retentionMs,

@@ -1,28 +1,30 @@
--- dispatch_many.lua: several batches of one pool, coalesced by a replica,
--- applied one after another as if each came in its own call: each is all
--- or nothing, and a batch sees the batches before it (an order id or
--- Idempotency-Key an earlier batch recorded).
+-- dispatch_many.lua: dispatchMany applies several batches of one pool,
+-- coalesced by a replica, one after another as if each came in its own
+-- call: each is all or nothing, and a batch sees the batches before it (an
+-- order id or Idempotency-Key an earlier batch recorded).
 --
--- ARGV: 1 m, then m batches, each its argument count c and then the c
---   arguments of dispatch.lua.
+-- Arguments A: 1 m, then m batches, each its argument count c and then the
+--   c arguments of dispatch.lua.
 -- Reply: m replies in batch order, each dispatch.lua's reply or
 --   {'error', 'DISPATCH CODE detail'} for a batch that failed.
 
-local m, o, out = tonumber(ARGV[1]), 1, {}
-local now, ret, applied = 0, 0, 0
-for j = 1, m do
-  local r = dispatchBatch(ARGV, o + 1, true)
-  if r.err then
-    r = {'error', r.err}
-  elseif r[1] == 'new' then
-    now, ret, applied = tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), applied + 1
+local function dispatchMany(A)
+  local m, o, out = tonumber(A[1]), 1, {}
+  local now, ret, applied = 0, 0, 0
+  for j = 1, m do
+    local r = dispatchBatch(A, o + 1, true)
+    if r.err then
+      r = {'error', r.err}
+    elseif r[1] == 'new' then
+      now, ret, applied = tonumber(A[o + 3]), tonumber(A[o + 4]), applied + 1
+    end
+    out[j] = r
+    o = o + 1 + tonumber(A[o + 1])
   end
-  out[j] = r
-  o = o + 1 + tonumber(ARGV[o + 1])
+  -- One sweep per batch applied, as separate calls would have made, but
+  -- only while there is something to remove.
+  for _ = 1, applied do
+    if not sweep(now, ret) then break end
+  end
+  return out
 end
--- One sweep per batch applied, as separate calls would have made, but only
--- while there is something to remove.
-for _ = 1, applied do
-  if not sweep(now, ret) then break end
-end
-return out

@@ -9,12 +9,9 @@
 -- never tostring (which keeps only 14 digits). Strings are never compared
 -- with < (Lua uses strcoll, and Redis sets the locale): see less.
 
-local K = {
-  meta = KEYS[1], scales = KEYS[2], load = KEYS[3], elig = KEYS[4],
-  orders = KEYS[5], own = KEYS[6], batches = KEYS[7], idem = KEYS[8],
-  oexp = KEYS[9], bexp = KEYS[10], strat = KEYS[11], tmp = KEYS[12],
-  gone = KEYS[13], bref = KEYS[14], lex = KEYS[15], ring = KEYS[16],
-}
+-- K names them; enter binds them at the start of each call (a script's
+-- top level, a function's entry: a library keeps K between calls).
+local K = {}
 
 local SWEEP = 128     -- expired records one call removes from each queue
 local RING = 16       -- call tokens remembered for retried calls
@@ -88,7 +85,7 @@ end
 -- (active), d (draining), x (down). A Scale's orderCount is its score in
 -- elig or load (getScale), and its outstanding orders are orderCount -
 -- baseLoad: a dispatch changes elig and leaves the record as it is.
-local SCALE = '^' .. string.rep('([^|]*)|', 5) .. '([^|]*)$'
+local SCALE = '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$' -- six fields
 
 -- decScale reads record s of a Scale whose orderCount (its score in elig or
 -- load) is n.
@@ -147,6 +144,17 @@ end
 local function flushAgg()
   if agg.u ~= 0 then redis.call('HINCRBY', K.meta, 'u', fmt(agg.u)) end
   if agg.r ~= 0 then redis.call('HINCRBY', K.meta, 'r', fmt(agg.r)) end
+  agg.u, agg.r = 0, 0
+end
+
+-- enter starts a call on the pool of keys: it names them in K and clears
+-- what an earlier call of a library function may have left in agg (one
+-- that failed half-way).
+local function enter(keys)
+  K.meta, K.scales, K.load, K.elig = keys[1], keys[2], keys[3], keys[4]
+  K.orders, K.own, K.batches, K.idem = keys[5], keys[6], keys[7], keys[8]
+  K.oexp, K.bexp, K.strat, K.tmp = keys[9], keys[10], keys[11], keys[12]
+  K.gone, K.bref, K.lex, K.ring = keys[13], keys[14], keys[15], keys[16]
   agg.u, agg.r = 0, 0
 end
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,7 +20,7 @@ import (
 type Proxy struct {
 	ln      net.Listener
 	target  string
-	trigger []byte // a command whose bytes contain trigger may lose its reply
+	trigger [][]byte // a command whose bytes contain one of these may lose its reply
 	drops   atomic.Int64
 	holds   atomic.Int64
 	delay   atomic.Int64 // nanoseconds added before each reply
@@ -30,14 +31,15 @@ type Proxy struct {
 
 // NewProxy listens on a free loopback port and forwards to target until t
 // ends. trigger names the commands whose replies DropNext and HoldNext may
-// lose, such as "evalsha" (case-insensitive); "" names every command.
+// lose, such as "evalsha" or "evalsha|fcall" (case-insensitive); "" names
+// every command.
 func NewProxy(t testing.TB, target, trigger string) *Proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("redistest: proxy: %v", err)
 	}
-	p := &Proxy{ln: ln, target: target, trigger: bytes.ToLower([]byte(trigger))}
+	p := &Proxy{ln: ln, target: target, trigger: bytes.Split(bytes.ToLower([]byte(trigger)), []byte("|"))}
 	go p.serve()
 	t.Cleanup(p.close)
 	return p
@@ -97,6 +99,12 @@ func (p *Proxy) serve() {
 	}
 }
 
+// triggers reports whether the bytes of a command hold a trigger.
+func (p *Proxy) triggers(cmd []byte) bool {
+	cmd = bytes.ToLower(cmd)
+	return slices.ContainsFunc(p.trigger, func(t []byte) bool { return bytes.Contains(cmd, t) })
+}
+
 // pipe forwards one client connection. A triggering command that finds a
 // drop or a hold armed marks the connection; the reply that follows is lost.
 func (p *Proxy) pipe(c, s net.Conn) {
@@ -107,7 +115,7 @@ func (p *Proxy) pipe(c, s net.Conn) {
 		for {
 			n, err := c.Read(buf)
 			if n > 0 {
-				if bytes.Contains(bytes.ToLower(buf[:n]), p.trigger) {
+				if p.triggers(buf[:n]) {
 					if takeArmed(&p.drops) {
 						doomed.Store(true)
 					} else if takeArmed(&p.holds) {

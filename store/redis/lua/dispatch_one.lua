@@ -1,2 +1,0 @@
--- dispatch_one.lua: one batch (dispatch.lua); ARGV are its arguments.
-return dispatchBatch(ARGV, 0)
