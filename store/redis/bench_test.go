@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -93,19 +91,5 @@ func BenchmarkCeiling(b *testing.B) {
 // library) since the last CONFIG RESETSTAT.
 func evalshaUsec(t testing.TB, c goredis.UniversalClient) int64 {
 	t.Helper()
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatalf("INFO commandstats: %v", err)
-	}
-	var total int64
-	for _, line := range strings.Split(info, "\n") {
-		for _, cmd := range []string{"cmdstat_evalsha:", "cmdstat_eval:", "cmdstat_fcall:"} {
-			if rest, ok := strings.CutPrefix(line, cmd); ok {
-				_, after, _ := strings.Cut(rest, "usec=")
-				n, _ := strconv.ParseInt(after[:strings.IndexByte(after, ',')], 10, 64)
-				total += n
-			}
-		}
-	}
-	return total
+	return commandStat(t, c, "usec", "evalsha", "eval", "fcall")
 }

@@ -16,13 +16,23 @@ import (
 // "DISPATCH CODE detail".
 type scriptError struct{ code, detail string }
 
-// asScriptError returns the domain error in err, if there is one.
-func asScriptError(err error) (scriptError, bool) {
+// replyText returns the message of the Redis error reply in err, if err
+// holds one (and not a failure of the connection or the client).
+func replyText(err error) (string, bool) {
 	var re goredis.Error
 	if !errors.As(err, &re) {
+		return "", false
+	}
+	return re.Error(), true
+}
+
+// asScriptError returns the domain error in err, if there is one.
+func asScriptError(err error) (scriptError, bool) {
+	msg, ok := replyText(err)
+	if !ok {
 		return scriptError{}, false
 	}
-	return parseScriptError(re.Error())
+	return parseScriptError(msg)
 }
 
 // parseScriptError reads an error message "DISPATCH CODE detail".
@@ -121,12 +131,12 @@ func unavailable(err error) error {
 // isBug reports whether err is an error reply of a Redis that is up and
 // serving: a script that failed, a command misused.
 func isBug(err error) bool {
-	var re goredis.Error
-	if !errors.As(err, &re) {
+	msg, ok := replyText(err)
+	if !ok {
 		return false
 	}
 	for _, p := range transientPrefixes {
-		if strings.HasPrefix(re.Error(), p) {
+		if strings.HasPrefix(msg, p) {
 			return false
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
-	"errors"
 	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -32,14 +31,10 @@ type library struct {
 }
 
 func newLibrary(files ...string) *library {
-	var b strings.Builder
-	for _, f := range append(append([]string{"lib.lua", "own.lua"}, files...), "functions.lua") {
-		b.Write(luaFile(f))
-		b.WriteByte('\n')
-	}
-	h := sha1.Sum([]byte(b.String()))
+	src := luaSource("", append(files, "functions.lua")...)
+	h := sha1.Sum([]byte(src))
 	v := hex.EncodeToString(h[:6])
-	return &library{version: v, code: "#!lua name=dispatcher_" + v + "\n" + strings.ReplaceAll(b.String(), "@V", v)}
+	return &library{version: v, code: "#!lua name=dispatcher_" + v + "\n" + strings.ReplaceAll(src, "@V", v)}
 }
 
 // function returns the name under which the library registers name.
@@ -82,13 +77,13 @@ func (s *Store) loadLibrary(ctx context.Context, l *library) error {
 // isNoFunction reports whether err is Redis's answer to an FCALL of a
 // function it does not have.
 func isNoFunction(err error) bool {
-	var re goredis.Error
-	return errors.As(err, &re) && strings.Contains(re.Error(), "Function not found")
+	msg, ok := replyText(err)
+	return ok && strings.Contains(msg, "Function not found")
 }
 
 // isLibraryLoaded reports whether err is FUNCTION LOAD's answer for a
 // library that another replica has loaded meanwhile.
 func isLibraryLoaded(err error) bool {
-	var re goredis.Error
-	return errors.As(err, &re) && strings.Contains(re.Error(), "already exists")
+	msg, ok := replyText(err)
+	return ok && strings.Contains(msg, "already exists")
 }

@@ -9,10 +9,11 @@ import (
 )
 
 // DispatchMany applies several batches of one pool in one script call
-// (lua/dispatch_many.lua, a function of the dispatch library), one after another, each as Dispatch would apply
-// it alone: all or nothing, seeing the batches before it. A failure of the
-// call fails every request as it would fail Dispatch. With
-// Options.WaitReplicas, one WAIT covers every batch of the call.
+// (lua/dispatch_many.lua, a function of the dispatch library), one after
+// another, each as Dispatch would apply it alone: all or nothing, seeing
+// the batches before it. A failure of the call fails every request as it
+// would fail Dispatch. With Options.WaitReplicas, one WAIT covers every
+// batch of the call.
 func (s *Store) DispatchMany(ctx context.Context, reqs []dispatch.DispatchRequest) []dispatch.DispatchResult {
 	out := make([]dispatch.DispatchResult, len(reqs))
 	if len(reqs) == 0 {

@@ -229,6 +229,6 @@ func errorCode(err error) string {
 }
 
 func isNoScript(err error) bool {
-	var re goredis.Error
-	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "NOSCRIPT")
+	msg, ok := replyText(err)
+	return ok && strings.HasPrefix(msg, "NOSCRIPT")
 }

@@ -171,15 +171,23 @@ func proxiedService(t testing.TB) (*redistest.Server, *redistest.Proxy, *redis.S
 // library's) Redis has run.
 func evalshaCalls(t testing.TB, c goredis.UniversalClient) int64 {
 	t.Helper()
+	return commandStat(t, c, "calls", "evalsha", "fcall")
+}
+
+// commandStat sums field (calls, usec) of INFO commandstats over the
+// commands cmds.
+func commandStat(t testing.TB, c goredis.UniversalClient, field string, cmds ...string) int64 {
+	t.Helper()
 	info, err := c.Info(context.Background(), "commandstats").Result()
 	if err != nil {
 		t.Fatalf("INFO commandstats: %v", err)
 	}
 	var total int64
 	for _, line := range strings.Split(info, "\n") {
-		for _, cmd := range []string{"cmdstat_evalsha:calls=", "cmdstat_fcall:calls="} {
-			if rest, ok := strings.CutPrefix(line, cmd); ok {
-				n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+		for _, cmd := range cmds {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_"+cmd+":"); ok {
+				_, after, _ := strings.Cut(","+rest, ","+field+"=")
+				n, _ := strconv.ParseInt(after[:strings.IndexByte(after, ',')], 10, 64)
 				total += n
 			}
 		}

@@ -26,24 +26,27 @@ var (
 	scriptRead        = loadScript("read.lua")
 )
 
+// loadScript makes a script, which binds its keys (lib.lua's enter) as it
+// starts.
 func loadScript(files ...string) *goredis.Script {
-	var b strings.Builder
-	for _, f := range append([]string{"lib.lua", "own.lua"}, files...) {
-		b.Write(luaFile(f))
-		b.WriteByte('\n')
-		if f == "lib.lua" {
-			b.WriteString("enter(KEYS)\n")
-		}
-	}
-	return goredis.NewScript(b.String())
+	return goredis.NewScript(luaSource("enter(KEYS)\n", files...))
 }
 
-func luaFile(name string) []byte {
-	src, err := luaFiles.ReadFile("lua/" + name)
-	if err != nil {
-		panic("redis: missing script " + name)
+// luaSource joins lib.lua, then afterLib, then own.lua and files.
+func luaSource(afterLib string, files ...string) string {
+	var b strings.Builder
+	for _, f := range append([]string{"lib.lua", "own.lua"}, files...) {
+		src, err := luaFiles.ReadFile("lua/" + f)
+		if err != nil {
+			panic("redis: missing script " + f)
+		}
+		b.Write(src)
+		b.WriteByte('\n')
+		if f == "lib.lua" {
+			b.WriteString(afterLib)
+		}
 	}
-	return src
+	return b.String()
 }
 
 // run runs a mutating script on the keys of pool.

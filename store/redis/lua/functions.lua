@@ -1,8 +1,7 @@
 -- functions.lua: the functions of the dispatch library, the last of its
 -- files (functions.go). Loading the library runs its top level once, so a
 -- call does not pay for its definitions as a script does on every run; @V
--- is a hash of the library, so that versions live side by side. (No
--- command names in this file's comments: test proxies look for them.)
+-- is a hash of the library, so that versions live side by side.
 -- Each function takes the pool's keys (lib.lua) and the arguments of the
 -- file it names.
 

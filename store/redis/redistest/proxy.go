@@ -2,6 +2,7 @@ package redistest
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"slices"
@@ -20,7 +21,7 @@ import (
 type Proxy struct {
 	ln      net.Listener
 	target  string
-	trigger [][]byte // a command whose bytes contain one of these may lose its reply
+	trigger [][]byte // a command with one of these as an argument may lose its reply
 	drops   atomic.Int64
 	holds   atomic.Int64
 	delay   atomic.Int64 // nanoseconds added before each reply
@@ -99,10 +100,14 @@ func (p *Proxy) serve() {
 	}
 }
 
-// triggers reports whether the bytes of a command hold a trigger.
+// triggers reports whether the bytes of a command hold a trigger as a
+// whole argument (the RESP bulk string "$len\r\nname\r\n"), so that a
+// longer argument that mentions it, such as a script's source, does not.
 func (p *Proxy) triggers(cmd []byte) bool {
 	cmd = bytes.ToLower(cmd)
-	return slices.ContainsFunc(p.trigger, func(t []byte) bool { return bytes.Contains(cmd, t) })
+	return slices.ContainsFunc(p.trigger, func(t []byte) bool {
+		return len(t) == 0 || bytes.Contains(cmd, fmt.Appendf(nil, "$%d\r\n%s\r\n", len(t), t))
+	})
 }
 
 // pipe forwards one client connection. A triggering command that finds a
