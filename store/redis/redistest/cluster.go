@@ -37,7 +37,7 @@ func StartCluster(t testing.TB, n int) []*Server {
 			t.Fatalf("redistest: CLUSTER MEET: %v", err)
 		}
 	}
-	deadline := time.Now().Add(startTimeout)
+	deadline := time.Now().Add(clusterTimeout)
 	for _, c := range clients {
 		for {
 			info, err := c.ClusterInfo(ctx).Result()

@@ -37,6 +37,11 @@ type Server struct {
 // startTimeout bounds how long a server may take to accept connections.
 const startTimeout = 10 * time.Second
 
+// clusterTimeout bounds how long the nodes of a new cluster may take to
+// agree on its slots: gossip, slower than a start, and seen to need more
+// than startTimeout on a loaded machine under -race.
+const clusterTimeout = 30 * time.Second
+
 // Start runs a new redis-server on a free port and registers its stop with
 // t.Cleanup. It fails t if the binary is missing or the server does not
 // start.
