@@ -1,76 +1,210 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"syscall"
 	"time"
 )
 
-// requester sends the requests of one run through one http.Client, whose
-// transport keeps an idle connection per worker and host, so that every
-// request after the first of a worker reuses a kept-alive connection.
+// A load tool shares the machine with what it measures, so it must cost
+// little per request. net/http's Transport hands every request to two
+// goroutines of the connection's own (writer and reader) and back, which
+// on these two-core machines made the tool spend more CPU per request
+// than the server it drove. Here each sender (a run's worker, a scales
+// registrar) owns its connections, one per replica, and writes the request
+// and reads the answer on its own goroutine; net/http still writes the
+// request (Request.Write) and parses the answer (ReadResponse).
+
+// requester holds what every connection of a run shares.
 type requester struct {
-	client *http.Client
+	// timeout bounds each request: connecting, sending and the whole answer.
+	timeout time.Duration
 	// Header values, built once and shared read-only by every request.
 	contentType []string
 	auth        []string
+	// tls configures https connections; nil takes crypto/tls's defaults
+	// (the system's roots).
+	tls *tls.Config
 }
 
 func newRequester(cfg clientConfig) *requester {
-	tr := &http.Transport{
-		Proxy:               nil, // a benchmark measures the target, never a proxy from the environment
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        0, // no limit across hosts
-		MaxIdleConnsPerHost: cfg.Concurrency + 4,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 5 * time.Second,
-		DisableCompression:  true,
-	}
-	rq := &requester{
-		client:      &http.Client{Transport: tr, Timeout: cfg.Timeout},
-		contentType: []string{"application/json"},
-	}
+	rq := &requester{timeout: cfg.Timeout, contentType: []string{"application/json"}}
 	if cfg.Token != "" {
 		rq.auth = []string{"Bearer " + cfg.Token}
 	}
 	return rq
 }
 
-// do sends body to url and reads the whole response into resp (which keeps
-// the connection reusable). It returns the status, or an error when no
-// response came. An idemKey, when not empty, is sent as Idempotency-Key.
-func (rq *requester) do(ctx context.Context, method, url string, body []byte, idemKey string, resp *bytes.Buffer) (int, error) {
+// conns are one sender's kept-alive connections, by scheme and host. Only
+// that sender's goroutine uses them.
+type conns struct {
+	rq   *requester
+	open map[string]*keptConn
+}
+
+// keptConn is one connection with its buffers.
+type keptConn struct {
+	nc   net.Conn
+	r    *bufio.Reader
+	w    *bufio.Writer
+	used bool // an answer came on it already
+}
+
+// conns starts a sender's (empty) set of connections.
+func (rq *requester) conns() *conns {
+	return &conns{rq: rq, open: map[string]*keptConn{}}
+}
+
+// do sends body to url and reads the whole response into resp. It returns
+// the status, or an error when no response came. An idemKey, when not
+// empty, is sent as Idempotency-Key. A request that may be repeated (PUT,
+// or one with a key) is sent again, once, on a new connection when a kept
+// one turns out closed by the server before any answer.
+func (c *conns) do(ctx context.Context, method, url string, body []byte, idemKey string, resp *bytes.Buffer) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
 	// Set directly: the keys are canonical already, and the values shared.
-	req.Header["Content-Type"] = rq.contentType
-	if rq.auth != nil {
-		req.Header["Authorization"] = rq.auth
+	req.Header["Content-Type"] = c.rq.contentType
+	if c.rq.auth != nil {
+		req.Header["Authorization"] = c.rq.auth
 	}
 	if idemKey != "" {
 		req.Header["Idempotency-Key"] = []string{idemKey}
 	}
-	res, err := rq.client.Do(req)
+	key := req.URL.Scheme + "://" + req.URL.Host
+	for {
+		kc, err := c.conn(ctx, req, key)
+		if err != nil {
+			return 0, failure(ctx, err)
+		}
+		status, keep, err := c.roundTrip(ctx, kc, req, resp)
+		if err == nil {
+			kc.used = true
+			if !keep {
+				c.drop(key)
+			}
+			return status, nil
+		}
+		c.drop(key)
+		if !kc.used || !repeatable(req) || !closedByServer(err) {
+			return 0, failure(ctx, err)
+		}
+		if req.Body, err = req.GetBody(); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// conn returns the kept connection to key, dialling it when there is none.
+func (c *conns) conn(ctx context.Context, req *http.Request, key string) (*keptConn, error) {
+	if kc := c.open[key]; kc != nil {
+		return kc, nil
+	}
+	port := req.URL.Port()
+	if port == "" {
+		port = "80"
+		if req.URL.Scheme == "https" {
+			port = "443"
+		}
+	}
+	addr := net.JoinHostPort(req.URL.Hostname(), port)
+	d := &net.Dialer{Timeout: c.rq.timeout, KeepAlive: 30 * time.Second}
+	var nc net.Conn
+	var err error
+	if req.URL.Scheme == "https" {
+		nc, err = (&tls.Dialer{NetDialer: d, Config: c.rq.tls}).DialContext(ctx, "tcp", addr)
+	} else {
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
-		return 0, err
+		return nil, err
+	}
+	kc := &keptConn{nc: nc, r: bufio.NewReader(nc), w: bufio.NewWriter(nc)}
+	c.open[key] = kc
+	return kc, nil
+}
+
+// roundTrip writes req on kc and reads its answer into resp, within the
+// time limit and until ctx ends. keep is false when the server asked to
+// close the connection.
+func (c *conns) roundTrip(ctx context.Context, kc *keptConn, req *http.Request, resp *bytes.Buffer) (status int, keep bool, err error) {
+	if err := kc.nc.SetDeadline(time.Now().Add(c.rq.timeout)); err != nil {
+		return 0, false, err
+	}
+	// An ended ctx moves the deadline into the past, which ends a blocked
+	// write or read at once.
+	stop := context.AfterFunc(ctx, func() { _ = kc.nc.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if err := req.Write(kc.w); err != nil {
+		return 0, false, err
+	}
+	if err := kc.w.Flush(); err != nil {
+		return 0, false, err
+	}
+	// Peek first: io.EOF here means that not a byte of an answer came,
+	// which ReadResponse would report as io.ErrUnexpectedEOF.
+	if _, err := kc.r.Peek(1); err != nil {
+		return 0, false, err
+	}
+	res, err := http.ReadResponse(kc.r, req)
+	if err != nil {
+		return 0, false, err
 	}
 	resp.Reset()
 	_, err = resp.ReadFrom(res.Body)
 	res.Body.Close()
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	return res.StatusCode, nil
+	return res.StatusCode, !res.Close, nil
 }
 
-// close drops the idle connections.
-func (rq *requester) close() { rq.client.CloseIdleConnections() }
+// drop closes and forgets the connection to key.
+func (c *conns) drop(key string) {
+	if kc := c.open[key]; kc != nil {
+		_ = kc.nc.Close()
+		delete(c.open, key)
+	}
+}
+
+// close closes every connection.
+func (c *conns) close() {
+	for key := range c.open {
+		c.drop(key)
+	}
+}
+
+// repeatable reports whether req may be sent twice: a PUT, or a request
+// with an Idempotency-Key, as net/http's Transport has it.
+func repeatable(req *http.Request) bool {
+	return req.Method == http.MethodPut || req.Header["Idempotency-Key"] != nil
+}
+
+// closedByServer reports whether err is how a kept-alive connection that
+// the server had closed fails: not a byte of an answer (io.EOF), or a
+// reset.
+func closedByServer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// failure is the error of a request that got no answer: ctx's own error
+// once ctx has ended (the request was cut short by it), else err.
+func failure(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	return err
+}
 
 // outcome names what a request that failed got, for the errors-by-status
 // table: the status code, or timeout, canceled or transport when no

@@ -48,6 +48,7 @@ type worker struct {
 	body      []byte
 	compl     []byte
 	resp      bytes.Buffer
+	conns     *conns
 }
 
 // loader drives the run mode.
@@ -77,7 +78,7 @@ func newLoader(cfg loadConfig) *loader {
 		l.anonymous = appendAnonymousOrders(nil, cfg.Batch)
 	}
 	for i := range cfg.Concurrency {
-		w := &worker{target: i % len(cfg.Targets), complErrs: map[string]int64{}}
+		w := &worker{target: i % len(cfg.Targets), complErrs: map[string]int64{}, conns: l.rq.conns()}
 		for p := range w.errs {
 			w.errs[p] = map[string]int64{}
 		}
@@ -97,7 +98,6 @@ func runPrefix() string {
 // flight, and prints the report. It fails when no batch succeeded.
 func runLoad(ctx context.Context, cfg loadConfig, stdout, stderr io.Writer) error {
 	l := newLoader(cfg)
-	defer l.rq.close()
 	rep := l.run(ctx, stderr)
 	if err := writeLoadReport(stdout, rep, cfg.JSON); err != nil {
 		return err
@@ -153,6 +153,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // work sends batches until the window closes.
 func (l *loader) work(ctx context.Context, w *worker) {
+	defer w.conns.close()
 	n := l.cfg.Batch
 	var key string
 	for l.phase.Load() != phaseDrain && ctx.Err() == nil {
@@ -170,7 +171,7 @@ func (l *loader) work(ctx context.Context, w *worker) {
 		w.target = (w.target + 1) % len(l.batchURLs)
 
 		began := time.Now()
-		status, err := l.rq.do(ctx, "POST", l.batchURLs[target], w.body, key, &w.resp)
+		status, err := w.conns.do(ctx, "POST", l.batchURLs[target], w.body, key, &w.resp)
 		took := time.Since(began)
 
 		phase := l.phase.Load()
@@ -209,7 +210,7 @@ func (l *loader) complete(ctx context.Context, w *worker, target, n int) {
 			return
 		}
 	}
-	status, err := l.rq.do(ctx, "POST", l.complURLs[target], body, "", &w.resp)
+	status, err := w.conns.do(ctx, "POST", l.complURLs[target], body, "", &w.resp)
 	if !ok(status, err) {
 		w.complErrs[outcome(status, err)]++
 		return

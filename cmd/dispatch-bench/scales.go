@@ -32,6 +32,7 @@ type registrar struct {
 	errs                     map[string]int64
 	resp                     bytes.Buffer
 	body                     []byte
+	conns                    *conns
 }
 
 // runScales creates (or updates) the pool at the first target, then
@@ -39,8 +40,7 @@ type registrar struct {
 // targets. It fails when the pool or any Scale failed.
 func runScales(ctx context.Context, cfg scalesConfig, stdout, stderr io.Writer) error {
 	rq := newRequester(cfg.clientConfig)
-	defer rq.close()
-	if err := putPool(ctx, rq, cfg); err != nil {
+	if err := putPool(ctx, rq.conns(), cfg); err != nil {
 		return err
 	}
 
@@ -49,15 +49,16 @@ func runScales(ctx context.Context, cfg scalesConfig, stdout, stderr io.Writer) 
 	regs := make([]*registrar, cfg.Concurrency)
 	var wg sync.WaitGroup
 	for i := range regs {
-		r := &registrar{errs: map[string]int64{}}
+		r := &registrar{errs: map[string]int64{}, conns: rq.conns()}
 		regs[i] = r
 		wg.Go(func() {
+			defer r.conns.close()
 			for target := i; ctx.Err() == nil; target++ {
 				n := int(next.Add(1))
 				if n > cfg.N {
 					return
 				}
-				r.register(ctx, rq, cfg, cfg.Targets[target%len(cfg.Targets)], n)
+				r.register(ctx, cfg, cfg.Targets[target%len(cfg.Targets)], n)
 			}
 		})
 	}
@@ -96,13 +97,14 @@ func runScales(ctx context.Context, cfg scalesConfig, stdout, stderr io.Writer) 
 }
 
 // putPool creates or updates the pool with the configured strategy.
-func putPool(ctx context.Context, rq *requester, cfg scalesConfig) error {
+func putPool(ctx context.Context, c *conns, cfg scalesConfig) error {
+	defer c.close()
 	body, err := json.Marshal(map[string]string{"strategy": cfg.Strategy})
 	if err != nil {
 		return err
 	}
 	var resp bytes.Buffer
-	status, err := rq.do(ctx, "PUT", cfg.Targets[0]+"/v1/pools/"+cfg.Pool, body, "", &resp)
+	status, err := c.do(ctx, "PUT", cfg.Targets[0]+"/v1/pools/"+cfg.Pool, body, "", &resp)
 	if !ok(status, err) {
 		if err != nil {
 			return fmt.Errorf("creating pool %s: %w", cfg.Pool, err)
@@ -113,7 +115,7 @@ func putPool(ctx context.Context, rq *requester, cfg scalesConfig) error {
 }
 
 // register PUTs Scale number n.
-func (r *registrar) register(ctx context.Context, rq *requester, cfg scalesConfig, target string, n int) {
+func (r *registrar) register(ctx context.Context, cfg scalesConfig, target string, n int) {
 	r.body = append(r.body[:0], '{')
 	if cfg.MaxCount > 0 {
 		r.body = append(r.body, `"orderCount":`...)
@@ -121,7 +123,7 @@ func (r *registrar) register(ctx context.Context, rq *requester, cfg scalesConfi
 	}
 	r.body = append(r.body, '}')
 	url := target + "/v1/pools/" + cfg.Pool + "/scales/" + compID(cfg.Prefix, n, cfg.N)
-	status, err := rq.do(ctx, "PUT", url, r.body, "", &r.resp)
+	status, err := r.conns.do(ctx, "PUT", url, r.body, "", &r.resp)
 	switch {
 	case ok(status, err) && status == 201:
 		r.created.Add(1)

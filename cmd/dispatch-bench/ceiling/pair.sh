@@ -5,7 +5,9 @@
 # before the service (dispatch-bench, concurrency 16) on a pool of 1,000
 # Scales that this round registered fresh. measure.sh runs the whole matrix
 # on one pool that grows run after run; pair.sh compares the two on the same
-# footing each round. Loopback only; everything it starts is killed on exit.
+# footing each round. After the service, the same run against two no-op
+# servers (dispatch-bench noop) gives the HTTP floor of that round.
+# Loopback only; everything it starts is killed on exit.
 #
 #   go build -o /tmp/b/dispatcher ./cmd/dispatcher
 #   go build -o /tmp/b/dispatch-bench ./cmd/dispatch-bench
@@ -29,9 +31,23 @@ for _ in 1 2; do
   for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$p/healthz" && break; sleep 0.1; done
   SVC=${SVC:+$SVC,}http://127.0.0.1:$p
 done
+NOOP=""
+for _ in 1 2; do
+  p=$(freeport)
+  "$BIN/dispatch-bench" noop -addr "127.0.0.1:$p" >/dev/null 2>&1 & PIDS+=($!)
+  for _ in $(seq 100); do curl -s -o /dev/null -X POST "http://127.0.0.1:$p/" && break; sleep 0.1; done
+  NOOP=${NOOP:+$NOOP,}http://127.0.0.1:$p
+done
 loadCeiling
 
-echo "round batch ceiling-orders/s service-orders/s service/ceiling (loadavg)"
+# rate URLS POOL BATCH prints the orders/s of one run of DUR.
+rate() {
+  "$BIN/dispatch-bench" run -url "$1" -pool "$2" -batch "$3" -concurrency 16 \
+    -warmup 1s -duration "$DUR" -json -progress=false |
+    python3 -c 'import json,sys;print(json.load(sys.stdin)["ordersPerSec"])'
+}
+
+echo "round batch ceiling-orders/s service-orders/s noop-orders/s service/ceiling noop/ceiling (loadavg)"
 for round in $(seq "$ROUNDS"); do
   for b in $BATCHES; do
     pool=pair-$round-$b
@@ -41,11 +57,10 @@ for round in $(seq "$ROUNDS"); do
     rps=$(redis-benchmark -p "$RP" -c 16 -n "$n" -r 1000000000 --csv \
       EVALSHA "$SHA" 2 '{ceil}:load' '{ceil}:orders' __rand_int__ "$b" | tail -1 | cut -d, -f2 | tr -d '"')
     R unlink '{ceil}:orders' >/dev/null
-    svc=$("$BIN/dispatch-bench" run -url "$SVC" -pool "$pool" -batch "$b" -concurrency 16 \
-      -warmup 1s -duration "$DUR" -json -progress=false |
-      python3 -c 'import json,sys;print(json.load(sys.stdin)["ordersPerSec"])')
-    python3 -c 'import sys;r,b,c,s,l=sys.argv[1:];c=float(c)*int(b);s=float(s);print("%s %s %.0f %.0f %.3f (%s)"%(r,b,c,s,s/c,l))' \
-      "$round" "$b" "$rps" "$svc" "$(cut -d' ' -f1 /proc/loadavg)"
+    svc=$(rate "$SVC" "$pool" "$b")
+    noop=$(rate "$NOOP" "$pool" "$b")
+    python3 -c 'import sys;r,b,c,s,n,l=sys.argv[1:];c=float(c)*int(b);s=float(s);n=float(n);print("%s %s %.0f %.0f %.0f %.3f %.3f (%s)"%(r,b,c,s,n,s/c,n/c,l))' \
+      "$round" "$b" "$rps" "$svc" "$noop" "$(cut -d' ' -f1 /proc/loadavg)"
     curl -fsS -o /dev/null -X DELETE "${SVC%%,*}/v1/pools/$pool"
   done
 done
