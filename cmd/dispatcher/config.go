@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,6 +54,9 @@ type config struct {
 	// CoalesceCalls bounds the Redis calls of one pool in flight per
 	// replica when coalescing (dispatch.Config.CoalesceCalls).
 	CoalesceCalls int
+	// LogLevel is the least level logged: debug, info (the default, one
+	// line per request), warn or error.
+	LogLevel slog.Level
 }
 
 // maxWaitReplicas bounds DISPATCHER_REDIS_WAIT_REPLICAS: far more replicas
@@ -156,6 +160,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	dur(&c.IdleTimeout, "idle-timeout", "IDLE_TIMEOUT", "how long an idle keep-alive connection stays open")
 	boolean(&c.Coalesce, "coalesce", "COALESCE", "merge the concurrent batches of one pool into shared Redis calls; false sends each batch alone")
 	num(&c.CoalesceCalls, "coalesce-calls", "COALESCE_CALLS", "Redis calls of one pool in flight per replica when coalescing; batches beyond wait and share the next call")
+	fromEnv("LOG_LEVEL", func(v string) error { return c.LogLevel.UnmarshalText([]byte(v)) })
+	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, usageOf("least level logged: debug, info (a line per request), warn or error", "LOG_LEVEL"))
 	str(&c.DebugAddr, "debug-addr", "DEBUG_ADDR", "listen address of the pprof debug listener, e.g. 127.0.0.1:6060; empty serves none")
 	num(&c.MetricsMaxPools, "metrics-max-pools", "METRICS_MAX_POOLS", "distinct pool labels in the metrics; further pools are reported as _other")
 	var adminFile, clientFile string

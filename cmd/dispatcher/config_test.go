@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -127,6 +128,33 @@ func TestByteSize(t *testing.T) {
 		var b byteSize
 		if err := b.Set(in); err != nil || int64(b) != want {
 			t.Errorf("Set(%q): got %d, %v; want %d", in, int64(b), err, want)
+		}
+	}
+}
+
+func TestParseConfigLogLevel(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want slog.Level
+	}{
+		{"", nil, slog.LevelInfo},
+		{"warn", nil, slog.LevelWarn},
+		{"ERROR", nil, slog.LevelError},
+		{"error", []string{"-log-level", "debug"}, slog.LevelDebug},
+	} {
+		c, err := parseConfig(tc.args, envOf(map[string]string{"DISPATCHER_LOG_LEVEL": tc.env}), io.Discard)
+		if err != nil || c.LogLevel != tc.want {
+			t.Errorf("DISPATCHER_LOG_LEVEL=%q %v: got %v, %v, want %v", tc.env, tc.args, c.LogLevel, err, tc.want)
+		}
+	}
+	for _, bad := range [][]string{{"-log-level", "loud"}, nil} {
+		env := map[string]string{}
+		if bad == nil {
+			env["DISPATCHER_LOG_LEVEL"] = "verbose"
+		}
+		if _, err := parseConfig(bad, envOf(env), io.Discard); err == nil {
+			t.Errorf("%v %v: got no error, want an unknown level", bad, env)
 		}
 	}
 }

@@ -52,7 +52,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stdout, nil))
+	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
 
 	// One registry for every package's metrics, served by the API at
 	// /metrics: the store's collectors join it through metrics.Registry().

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -147,4 +148,75 @@ func TestRunOnRedis(t *testing.T) {
 	if strings.Contains(sink.String(), "embedded in-memory store") {
 		t.Errorf("want no embedded-store warning with a Redis URL; log:\n%s", sink)
 	}
+}
+
+// TestLogLevel checks that a request is logged at the default level and
+// not at warn, where warnings still are.
+func TestLogLevel(t *testing.T) {
+	addr, sink := startRun(t, nil, nil)
+	getOK(t, "http://"+addr+"/healthz")
+	if !hasLogLine(sink.String(), "request") {
+		t.Errorf("default level: no request line; log:\n%s", sink)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	quiet := &logSink{addr: make(chan string, 1)}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-addr", addr, "-log-level", "warn"}, envOf(nil), quiet, io.Discard) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("-log-level warn: not serving: %v; log:\n%s", err, quiet)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	getOK(t, "http://"+addr+"/healthz")
+	log := quiet.String()
+	if hasLogLine(log, "request") || hasLogLine(log, "listening") {
+		t.Errorf("-log-level warn: got info lines; log:\n%s", log)
+	}
+	if !strings.Contains(log, "NO TOKENS CONFIGURED") {
+		t.Errorf("-log-level warn: the open-API warning is missing; log:\n%s", log)
+	}
+}
+
+// getOK GETs url and fails the test unless the answer is 200.
+func getOK(t *testing.T, url string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: got %d, want 200", url, resp.StatusCode)
+	}
+}
+
+// hasLogLine reports whether log holds a JSON line whose msg is msg.
+func hasLogLine(log, msg string) bool {
+	for _, line := range strings.Split(log, "\n") {
+		var rec struct{ Msg string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == msg {
+			return true
+		}
+	}
+	return false
 }
