@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -92,4 +93,53 @@ func BenchmarkCeiling(b *testing.B) {
 func evalshaUsec(t testing.TB, c goredis.UniversalClient) int64 {
 	t.Helper()
 	return commandStat(t, c, "usec", "evalsha", "eval", "fcall")
+}
+
+// BenchmarkDispatchMany compares, at the Redis end, k single-order batches
+// in one coalesced call (DispatchMany, as a replica sends concurrent
+// requests) with one batch of the same k orders, into a pool of 1,000
+// Scales: redis-us/order of the two shapes is what coalescing saves and
+// what it could still save by sharing work among the batches of a call.
+func BenchmarkDispatchMany(b *testing.B) {
+	for _, k := range []int{1, 4, 8} {
+		for _, shape := range []string{"batches", "orders"} {
+			b.Run(fmt.Sprintf("k=%d/%s", k, shape), func(b *testing.B) {
+				srv := redistest.Start(b)
+				st := redis.New(newClient(b, srv), redis.Options{})
+				svc := dispatch.NewService(st, dispatch.Config{})
+				ids := make([]string, 1000)
+				for i := range ids {
+					ids[i] = fmt.Sprintf("scale-%05d", i)
+				}
+				mustPool(b, svc, "p")
+				putScales(b, svc, "p", ids)
+				ctx := context.Background()
+				direct := newClient(b, srv)
+				if err := direct.ConfigResetStat(ctx).Err(); err != nil {
+					b.Fatal(err)
+				}
+				for i := 0; b.Loop(); i++ {
+					reqs := make([]dispatch.DispatchRequest, k)
+					for j := range reqs {
+						reqs[j] = dispatch.DispatchRequest{Pool: "p", BatchID: fmt.Sprintf("b-%d-%d", i, j), Now: time.Now(),
+							Orders: []dispatch.OrderInput{{ID: fmt.Sprintf("o-%d-%d", i, j)}}, Rand: []uint64{1, 2}, MaxCost: 1 << 30}
+					}
+					if shape == "orders" {
+						one := reqs[0]
+						for _, r := range reqs[1:] {
+							one.Orders = append(one.Orders, r.Orders...)
+							one.Rand = append(one.Rand, r.Rand...)
+						}
+						reqs = []dispatch.DispatchRequest{one}
+					}
+					for _, r := range st.DispatchMany(ctx, reqs) {
+						if r.Err != nil {
+							b.Fatal(r.Err)
+						}
+					}
+				}
+				b.ReportMetric(float64(evalshaUsec(b, direct))/float64(b.N*k), "redis-us/order")
+			})
+		}
+	}
 }
