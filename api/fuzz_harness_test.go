@@ -26,15 +26,14 @@ import (
 
 // The fuzz targets (FuzzDecodeBatch in fuzz_batch_test.go, FuzzDecodeScale
 // and FuzzDecodePool in fuzz_scale_pool_test.go) send arbitrary requests to
-// the handler of New over
-// the memory store and judge each answer by a model of DESIGN §1 and §4
-// that shares no code with the api: the request's violations, each a status
-// and a problem slug, computed independently of the order in which the
-// handler checks them. A request with violations must be answered with one
-// of them, as application/problem+json, and leave the store as it was; a
-// request without must succeed, and the success is checked in full. Errors
-// that depend on the store's state (404 pool, 409, a reused
-// Idempotency-Key) may only answer a request without violations.
+// the handler of New over the memory store and judge each answer by a model
+// of DESIGN §1 and §4 that shares no code with the api: the request's
+// violations, each a status and a problem slug, computed independently of
+// the order in which the handler checks them. A request with violations must
+// be answered with one of them, as application/problem+json, and leave the
+// store as it was; a request without must succeed, and the success is
+// checked in full. Errors that depend on the store's state (404 pool, 409, a
+// reused Idempotency-Key) may only answer a request without violations.
 
 // Limits of the fuzzed server, small so that the fuzzer crosses them.
 const (
