@@ -76,6 +76,18 @@ local function ownChunks(comp, from, f)
   return ct, cl
 end
 
+-- ownOutstanding calls f(oid, o) for each order of Scale comp's own index
+-- that is still assigned to comp (o its decoded record), in order of
+-- assignment, and returns the tail's ct and cl as ownChunks does.
+local function ownOutstanding(comp, f)
+  return ownChunks(comp, nil, function(_, v)
+    for oid in string.gmatch(v, '([^,]+),') do
+      local o = getOrder(oid)
+      if o and o.st == 'a' and o.comp == comp then f(oid, o) end
+    end
+  end)
+end
+
 -- ownClear removes Scale comp's own index (tail ct, lowest chunk cl, as
 -- ownChunks returns them).
 local function ownClear(comp, ct, cl)

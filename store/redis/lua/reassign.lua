@@ -26,14 +26,9 @@ end
 
 -- The Scale's outstanding orders, oldest first, from its own index.
 local ids, recs = {}, {}
-local ct, cl = ownChunks(from, nil, function(_, v)
-  for oid in string.gmatch(v, '([^,]+),') do
-    local o = getOrder(oid)
-    if o and o.st == 'a' and o.comp == from then
-      ids[#ids + 1] = oid
-      recs[#recs + 1] = o
-    end
-  end
+local ct, cl = ownOutstanding(from, function(oid, o)
+  ids[#ids + 1] = oid
+  recs[#recs + 1] = o
 end)
 local n = #ids
 if n == 0 then

@@ -20,17 +20,12 @@ end
 if c.out > 0 and not force then return fail('BUSY', id .. ' ' .. fmt(c.out)) end
 
 local cancelled, okv, qv = 0, {}, {}
-local ct, cl = ownChunks(id, nil, function(_, v)
-  for oid in string.gmatch(v, '([^,]+),') do
-    local o = getOrder(oid)
-    if o and o.st == 'a' and o.comp == id then
-      o.st, o.done = 'x', fmt(now)
-      okv[#okv + 1] = oid
-      okv[#okv + 1] = encOrder(o)
-      qv[#qv + 1] = fmt(now + ret) .. '|' .. oid
-      cancelled = cancelled + 1
-    end
-  end
+local ct, cl = ownOutstanding(id, function(oid, o)
+  o.st, o.done = 'x', fmt(now)
+  okv[#okv + 1] = oid
+  okv[#okv + 1] = encOrder(o)
+  qv[#qv + 1] = fmt(now + ret) .. '|' .. oid
+  cancelled = cancelled + 1
 end)
 ownClear(id, ct, cl)
 hsetMany(K.orders, okv)
