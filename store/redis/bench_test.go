@@ -22,19 +22,9 @@ import (
 func BenchmarkDispatch(b *testing.B) {
 	for _, tc := range []struct{ scales, batch int }{{10, 1}, {10, 100}, {1000, 100}, {10_000, 1}, {10_000, 100}} {
 		b.Run(fmt.Sprintf("scales=%d/batch=%d", tc.scales, tc.batch), func(b *testing.B) {
-			srv := redistest.Start(b)
-			svc := dispatch.NewService(redis.New(newClient(b, srv), redis.Options{}), dispatch.Config{})
-			ids := make([]string, tc.scales)
-			for i := range ids {
-				ids[i] = fmt.Sprintf("scale-%05d", i)
-			}
-			mustPool(b, svc, "p")
-			putScales(b, svc, "p", ids)
+			st, direct := benchPool(b, tc.scales)
+			svc := dispatch.NewService(st, dispatch.Config{})
 			ctx := context.Background()
-			direct := newClient(b, srv)
-			if err := direct.ConfigResetStat(ctx).Err(); err != nil {
-				b.Fatal(err)
-			}
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
 				in := dispatch.DispatchInput{Pool: "p", Orders: make([]dispatch.OrderInput, tc.batch)}
@@ -104,20 +94,8 @@ func BenchmarkDispatchMany(b *testing.B) {
 	for _, k := range []int{1, 4, 8} {
 		for _, shape := range []string{"batches", "orders"} {
 			b.Run(fmt.Sprintf("k=%d/%s", k, shape), func(b *testing.B) {
-				srv := redistest.Start(b)
-				st := redis.New(newClient(b, srv), redis.Options{})
-				svc := dispatch.NewService(st, dispatch.Config{})
-				ids := make([]string, 1000)
-				for i := range ids {
-					ids[i] = fmt.Sprintf("scale-%05d", i)
-				}
-				mustPool(b, svc, "p")
-				putScales(b, svc, "p", ids)
+				st, direct := benchPool(b, 1000)
 				ctx := context.Background()
-				direct := newClient(b, srv)
-				if err := direct.ConfigResetStat(ctx).Err(); err != nil {
-					b.Fatal(err)
-				}
 				for i := 0; b.Loop(); i++ {
 					reqs := make([]dispatch.DispatchRequest, k)
 					for j := range reqs {
@@ -142,4 +120,25 @@ func BenchmarkDispatchMany(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchPool starts a Redis server with pool p of n Scales (scale-00000,
+// …) and resets its command statistics. It returns the store and a client
+// of its own for evalshaUsec.
+func benchPool(b *testing.B, n int) (*redis.Store, goredis.UniversalClient) {
+	b.Helper()
+	srv := redistest.Start(b)
+	st := redis.New(newClient(b, srv), redis.Options{})
+	svc := dispatch.NewService(st, dispatch.Config{})
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("scale-%05d", i)
+	}
+	mustPool(b, svc, "p")
+	putScales(b, svc, "p", ids)
+	direct := newClient(b, srv)
+	if err := direct.ConfigResetStat(context.Background()).Err(); err != nil {
+		b.Fatal(err)
+	}
+	return st, direct
 }
