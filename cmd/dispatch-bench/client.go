@@ -65,9 +65,11 @@ func (rq *requester) conns() *conns {
 
 // do sends body to url and reads the whole response into resp. It returns
 // the status, or an error when no response came. An idemKey, when not
-// empty, is sent as Idempotency-Key. A request that may be repeated (PUT,
-// or one with a key) is sent again, once, on a new connection when a kept
-// one turns out closed by the server before any answer.
+// empty, is sent as Idempotency-Key. A kept connection that the server has
+// closed while it was idle is replaced before anything is sent on it; a
+// request that may be repeated (PUT, or one with a key) is also sent again,
+// once, on a new connection when a kept one turns out closed by the server
+// after it was sent, before any answer.
 func (c *conns) do(ctx context.Context, method, url string, body []byte, idemKey string, resp *bytes.Buffer) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
@@ -82,12 +84,15 @@ func (c *conns) do(ctx context.Context, method, url string, body []byte, idemKey
 		req.Header["Idempotency-Key"] = []string{idemKey}
 	}
 	key := req.URL.Scheme + "://" + req.URL.Host
+	// One deadline for the whole request, a new connection and a repeat
+	// included, as http.Client.Timeout has it.
+	deadline := time.Now().Add(c.rq.timeout)
 	for {
-		kc, err := c.conn(ctx, req, key)
+		kc, err := c.conn(ctx, req, key, deadline)
 		if err != nil {
 			return 0, failure(ctx, err)
 		}
-		status, keep, err := c.roundTrip(ctx, kc, req, resp)
+		status, keep, err := c.roundTrip(ctx, kc, req, deadline, resp)
 		if err == nil {
 			kc.used = true
 			if !keep {
@@ -105,10 +110,15 @@ func (c *conns) do(ctx context.Context, method, url string, body []byte, idemKey
 	}
 }
 
-// conn returns the kept connection to key, dialling it when there is none.
-func (c *conns) conn(ctx context.Context, req *http.Request, key string) (*keptConn, error) {
+// conn returns the kept connection to key, dialling one by deadline when
+// there is none, or when the kept one is closed or holds bytes no request
+// asked for.
+func (c *conns) conn(ctx context.Context, req *http.Request, key string, deadline time.Time) (*keptConn, error) {
 	if kc := c.open[key]; kc != nil {
-		return kc, nil
+		if kc.r.Buffered() == 0 && open(kc.nc) {
+			return kc, nil
+		}
+		c.drop(key)
 	}
 	port := req.URL.Port()
 	if port == "" {
@@ -118,7 +128,7 @@ func (c *conns) conn(ctx context.Context, req *http.Request, key string) (*keptC
 		}
 	}
 	addr := net.JoinHostPort(req.URL.Hostname(), port)
-	d := &net.Dialer{Timeout: c.rq.timeout, KeepAlive: 30 * time.Second}
+	d := &net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}
 	var nc net.Conn
 	var err error
 	if req.URL.Scheme == "https" {
@@ -134,39 +144,66 @@ func (c *conns) conn(ctx context.Context, req *http.Request, key string) (*keptC
 	return kc, nil
 }
 
-// roundTrip writes req on kc and reads its answer into resp, within the
-// time limit and until ctx ends. keep is false when the server asked to
-// close the connection.
-func (c *conns) roundTrip(ctx context.Context, kc *keptConn, req *http.Request, resp *bytes.Buffer) (status int, keep bool, err error) {
-	if err := kc.nc.SetDeadline(time.Now().Add(c.rq.timeout)); err != nil {
+// earlyAnswerWait bounds how long a request whose body could not be
+// written in full waits for an answer the server sent before reading it
+// all (a 413 for a body over its limit) and closing.
+const earlyAnswerWait = 100 * time.Millisecond
+
+// roundTrip writes req on kc and reads its answer into resp, by deadline
+// and until ctx ends. keep is false when the connection must not be used
+// again: the server asked to close it, or ctx ended during the exchange.
+func (c *conns) roundTrip(ctx context.Context, kc *keptConn, req *http.Request, deadline time.Time, resp *bytes.Buffer) (status int, keep bool, err error) {
+	if err := kc.nc.SetDeadline(deadline); err != nil {
 		return 0, false, err
 	}
 	// An ended ctx moves the deadline into the past, which ends a blocked
-	// write or read at once.
+	// write or read at once; the connection is not kept after that.
 	stop := context.AfterFunc(ctx, func() { _ = kc.nc.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	if err := req.Write(kc.w); err != nil {
-		return 0, false, err
+	defer func() {
+		if !stop() {
+			keep = false
+		}
+	}()
+	werr := req.Write(kc.w)
+	if werr == nil {
+		werr = kc.w.Flush()
 	}
-	if err := kc.w.Flush(); err != nil {
-		return 0, false, err
+	if werr != nil {
+		if wait := time.Now().Add(earlyAnswerWait); wait.Before(deadline) {
+			_ = kc.nc.SetReadDeadline(wait)
+		}
+		if status, _, err := readAnswer(kc, req, resp); err == nil {
+			return status, false, nil
+		}
+		return 0, false, werr
 	}
-	// Peek first: io.EOF here means that not a byte of an answer came,
-	// which ReadResponse would report as io.ErrUnexpectedEOF.
+	return readAnswer(kc, req, resp)
+}
+
+// readAnswer reads the answer to req from kc into resp, past any
+// informational (1xx) answers. Its io.EOF means that not a byte of an
+// answer came (ReadResponse would say io.ErrUnexpectedEOF).
+func readAnswer(kc *keptConn, req *http.Request, resp *bytes.Buffer) (status int, keep bool, err error) {
 	if _, err := kc.r.Peek(1); err != nil {
 		return 0, false, err
 	}
-	res, err := http.ReadResponse(kc.r, req)
-	if err != nil {
-		return 0, false, err
+	for {
+		res, err := http.ReadResponse(kc.r, req)
+		if err != nil {
+			return 0, false, err
+		}
+		if res.StatusCode >= 100 && res.StatusCode < 200 && res.StatusCode != http.StatusSwitchingProtocols {
+			res.Body.Close()
+			continue
+		}
+		resp.Reset()
+		_, err = resp.ReadFrom(res.Body)
+		res.Body.Close()
+		if err != nil {
+			return 0, false, err
+		}
+		return res.StatusCode, !res.Close, nil
 	}
-	resp.Reset()
-	_, err = resp.ReadFrom(res.Body)
-	res.Body.Close()
-	if err != nil {
-		return 0, false, err
-	}
-	return res.StatusCode, !res.Close, nil
 }
 
 // drop closes and forgets the connection to key.

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,26 +88,99 @@ func TestConnsRedialWhenTheServerCloses(t *testing.T) {
 	}
 }
 
+func TestConnsReplaceAConnectionClosedWhileIdle(t *testing.T) {
+	var posts atomic.Int64
+	srv, n := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, r.Method)
+	})
+	c := testConns(5 * time.Second)
+	defer c.close()
+	send(t, c, "PUT", srv.URL, "", 201)
+	srv.CloseClientConnections() // as an idle timeout or a restart would
+	send(t, c, "POST", srv.URL, "", 201)
+	if n.Load() != 2 || posts.Load() != 1 {
+		t.Errorf("got %d connections and %d POSTs, want 2 and 1", n.Load(), posts.Load())
+	}
+}
+
 func TestConnsRepeatOnlyWhatMayBeRepeated(t *testing.T) {
-	srv, n := countingServer(t, nil)
+	var drop atomic.Bool
+	seen := map[string]int{}
+	var mu sync.Mutex
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		seen[r.Method+" "+r.Header.Get("Idempotency-Key")]++
+		mu.Unlock()
+		if drop.CompareAndSwap(true, false) {
+			// the request arrived; the connection closes without an answer
+			nc, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				nc.Close()
+			}
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, r.Method)
+	})
 	c := testConns(5 * time.Second)
 	defer c.close()
 	var resp bytes.Buffer
 
+	send(t, c, "GET", srv.URL, "", 201) // a kept connection
+	drop.Store(true)
 	send(t, c, "PUT", srv.URL, "", 201)
-	srv.CloseClientConnections() // as an idle timeout would
-	send(t, c, "PUT", srv.URL, "", 201)
-	srv.CloseClientConnections()
+	drop.Store(true)
 	send(t, c, "POST", srv.URL, "k-1", 201)
-	srv.CloseClientConnections()
+	drop.Store(true)
 	status, err := c.do(context.Background(), "POST", srv.URL, []byte(`{}`), "", &resp)
 	if got := outcome(status, err); got != "transport" {
-		t.Errorf("POST without a key on a closed connection: got %q (%v), want transport, never sent twice", got, err)
+		t.Errorf("POST without a key: got %q (%v), want transport", got, err)
 	}
-	send(t, c, "POST", srv.URL, "", 201) // on a new connection
-	// The first, one for each repeat, and one after the failed POST.
-	if n.Load() != 4 {
-		t.Errorf("connections: got %d, want 4", n.Load())
+	drop.Store(true) // on a new connection: never repeated
+	status, err = c.do(context.Background(), "PUT", srv.URL, []byte(`{}`), "", &resp)
+	if got := outcome(status, err); got != "transport" {
+		t.Errorf("PUT on a new connection: got %q (%v), want transport", got, err)
+	}
+	want := map[string]int{"GET ": 1, "PUT ": 3, "POST k-1": 2, "POST ": 1}
+	mu.Lock()
+	defer mu.Unlock()
+	if !reflect.DeepEqual(seen, want) {
+		t.Errorf("requests the server saw: got %v, want %v", seen, want)
+	}
+}
+
+func TestConnsEarlyAnswer(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "too large", http.StatusRequestEntityTooLarge) // the body unread
+	})
+	c := testConns(5 * time.Second)
+	defer c.close()
+	var resp bytes.Buffer
+	status, err := c.do(context.Background(), "POST", srv.URL, make([]byte, 32<<20), "", &resp)
+	if err != nil || status != http.StatusRequestEntityTooLarge {
+		t.Errorf("got %d, %v; want 413", status, err)
+	}
+}
+
+func TestConnsSkipInformationalAnswers(t *testing.T) {
+	srv, n := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</x>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, r.Method)
+	})
+	c := testConns(5 * time.Second)
+	defer c.close()
+	for range 3 {
+		send(t, c, "POST", srv.URL, "", 201)
+	}
+	if n.Load() != 1 {
+		t.Errorf("connections: got %d, want 1", n.Load())
 	}
 }
 
