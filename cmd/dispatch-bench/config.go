@@ -93,6 +93,9 @@ func parseTargets(list string) ([]string, error) {
 		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 			return nil, fmt.Errorf("-url %q: want http://host:port or https://host:port", s)
 		}
+		if u.User != nil {
+			return nil, fmt.Errorf("-url %s: no credentials in the URL; the service takes a bearer token (-token or %s)", u.Redacted(), tokenEnv)
+		}
 		out = append(out, strings.TrimRight(s, "/"))
 	}
 	return out, nil

@@ -255,6 +255,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"run", "-ids", "sequential"}, nil},
 		{[]string{"run", "-url", "ftp://127.0.0.1:1"}, nil},
 		{[]string{"run", "-url", ""}, nil},
+		{[]string{"run", "-url", "http://user:secret@127.0.0.1:1"}, nil},
 		{[]string{"run", "-pool", "no spaces"}, nil},
 		{[]string{"run", "-concurrency", "0"}, nil},
 		{[]string{"run", "extra"}, nil},
