@@ -1,4 +1,4 @@
-# common.sh: what measure.sh and pair.sh share; they source it after
+# common.sh: what measure.sh, pair.sh and cpu.sh share; they source it after
 # setting HERE (this directory). Every process a script starts goes in PIDS
 # and is killed on exit.
 
@@ -25,3 +25,33 @@ loadCeiling() {
   R eval "for i=1,1000 do redis.call('ZADD', KEYS[1], 0, 's-'..i) end" 1 '{ceil}:load' >/dev/null
   SHA=$(R script load "$(cat "$HERE/ceiling.lua")")
 }
+
+# startReplicas starts two dispatcher replicas ($BIN/dispatcher) on the
+# Redis of startRedis and waits for them: SVC gets their base URLs,
+# comma-separated, and SVC_PIDS their pids.
+startReplicas() {
+  SVC="" SVC_PIDS=()
+  for _ in 1 2; do
+    local p
+    p=$(freeport)
+    DISPATCHER_ADDR=127.0.0.1:$p DISPATCHER_REDIS_URL=redis://127.0.0.1:$RP \
+      "$BIN/dispatcher" >/dev/null 2>&1 & PIDS+=($!) SVC_PIDS+=($!)
+    for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$p/healthz" && break; sleep 0.1; done
+    SVC=${SVC:+$SVC,}http://127.0.0.1:$p
+  done
+}
+
+# startNoops starts two no-op servers ($BIN/dispatch-bench noop), the HTTP
+# floor, and waits for them: NOOP gets their base URLs and NOOP_PIDS their
+# pids.
+startNoops() {
+  NOOP="" NOOP_PIDS=()
+  for _ in 1 2; do
+    local p
+    p=$(freeport)
+    "$BIN/dispatch-bench" noop -addr "127.0.0.1:$p" >/dev/null 2>&1 & PIDS+=($!) NOOP_PIDS+=($!)
+    for _ in $(seq 100); do curl -s -o /dev/null -X POST "http://127.0.0.1:$p/" && break; sleep 0.1; done
+    NOOP=${NOOP:+$NOOP,}http://127.0.0.1:$p
+  done
+}
+

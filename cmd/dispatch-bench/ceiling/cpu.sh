@@ -24,18 +24,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 startRedis /dev/null
 REDIS_PID=${PIDS[-1]}
-SVC="" SVC_PIDS=() NOOP="" NOOP_PIDS=()
-for _ in 1 2; do
-  p=$(freeport)
-  DISPATCHER_ADDR=127.0.0.1:$p DISPATCHER_REDIS_URL=redis://127.0.0.1:$RP \
-    "$BIN/dispatcher" >/dev/null 2>&1 & PIDS+=($!) SVC_PIDS+=($!)
-  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$p/healthz" && break; sleep 0.1; done
-  SVC=${SVC:+$SVC,}http://127.0.0.1:$p
-  p=$(freeport)
-  "$BIN/dispatch-bench" noop -addr "127.0.0.1:$p" >/dev/null 2>&1 & PIDS+=($!) NOOP_PIDS+=($!)
-  for _ in $(seq 100); do curl -s -o /dev/null -X POST "http://127.0.0.1:$p/" && break; sleep 0.1; done
-  NOOP=${NOOP:+$NOOP,}http://127.0.0.1:$p
-done
+startReplicas
+startNoops
 "$BIN/dispatch-bench" scales -url "$SVC" -pool cpu -n 1000 -progress=false >/dev/null
 
 # ticks PID... prints the clock ticks of CPU (user + system) the processes

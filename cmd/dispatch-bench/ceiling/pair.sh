@@ -23,21 +23,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/common.sh"
 
 startRedis /dev/null
-SVC=""
-for _ in 1 2; do
-  p=$(freeport)
-  DISPATCHER_ADDR=127.0.0.1:$p DISPATCHER_REDIS_URL=redis://127.0.0.1:$RP \
-    "$BIN/dispatcher" >/dev/null 2>&1 & PIDS+=($!)
-  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$p/healthz" && break; sleep 0.1; done
-  SVC=${SVC:+$SVC,}http://127.0.0.1:$p
-done
-NOOP=""
-for _ in 1 2; do
-  p=$(freeport)
-  "$BIN/dispatch-bench" noop -addr "127.0.0.1:$p" >/dev/null 2>&1 & PIDS+=($!)
-  for _ in $(seq 100); do curl -s -o /dev/null -X POST "http://127.0.0.1:$p/" && break; sleep 0.1; done
-  NOOP=${NOOP:+$NOOP,}http://127.0.0.1:$p
-done
+startReplicas
+startNoops
 loadCeiling
 
 # rate URLS POOL BATCH prints the orders/s of one run of DUR.
