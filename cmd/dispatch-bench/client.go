@@ -92,7 +92,7 @@ func (c *conns) do(ctx context.Context, method, url string, body []byte, idemKey
 		if err != nil {
 			return 0, failure(ctx, err)
 		}
-		status, keep, err := c.roundTrip(ctx, kc, req, deadline, resp)
+		status, keep, err := kc.roundTrip(ctx, req, deadline, resp)
 		if err == nil {
 			kc.used = true
 			if !keep {
@@ -152,7 +152,7 @@ const earlyAnswerWait = 100 * time.Millisecond
 // roundTrip writes req on kc and reads its answer into resp, by deadline
 // and until ctx ends. keep is false when the connection must not be used
 // again: the server asked to close it, or ctx ended during the exchange.
-func (c *conns) roundTrip(ctx context.Context, kc *keptConn, req *http.Request, deadline time.Time, resp *bytes.Buffer) (status int, keep bool, err error) {
+func (kc *keptConn) roundTrip(ctx context.Context, req *http.Request, deadline time.Time, resp *bytes.Buffer) (status int, keep bool, err error) {
 	if err := kc.nc.SetDeadline(deadline); err != nil {
 		return 0, false, err
 	}
@@ -172,18 +172,18 @@ func (c *conns) roundTrip(ctx context.Context, kc *keptConn, req *http.Request, 
 		if wait := time.Now().Add(earlyAnswerWait); wait.Before(deadline) {
 			_ = kc.nc.SetReadDeadline(wait)
 		}
-		if status, _, err := readAnswer(kc, req, resp); err == nil {
+		if status, _, err := kc.readAnswer(req, resp); err == nil {
 			return status, false, nil
 		}
 		return 0, false, werr
 	}
-	return readAnswer(kc, req, resp)
+	return kc.readAnswer(req, resp)
 }
 
 // readAnswer reads the answer to req from kc into resp, past any
 // informational (1xx) answers. Its io.EOF means that not a byte of an
 // answer came (ReadResponse would say io.ErrUnexpectedEOF).
-func readAnswer(kc *keptConn, req *http.Request, resp *bytes.Buffer) (status int, keep bool, err error) {
+func (kc *keptConn) readAnswer(req *http.Request, resp *bytes.Buffer) (status int, keep bool, err error) {
 	if _, err := kc.r.Peek(1); err != nil {
 		return 0, false, err
 	}
