@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -12,13 +11,9 @@ import (
 
 // debugAddrOf returns the address of the "debug listening" log line, or "".
 func debugAddrOf(log string) string {
-	for _, line := range strings.Split(log, "\n") {
-		var rec struct{ Msg, DebugAddr string }
-		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "debug listening" {
-			return rec.DebugAddr
-		}
-	}
-	return ""
+	rec, _ := logRecord(log, "debug listening")
+	addr, _ := rec["debugAddr"].(string)
+	return addr
 }
 
 func TestRunDebugListener(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -31,13 +32,9 @@ func (s *logSink) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	s.buf.Write(p)
 	if !s.found {
-		for _, line := range strings.Split(s.buf.String(), "\n") {
-			var rec struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "listening" {
-				s.found = true
-				s.addr <- rec.Addr
-				break
-			}
+		if rec, ok := logRecord(s.buf.String(), "listening"); ok {
+			s.found = true
+			s.addr <- fmt.Sprint(rec["addr"])
 		}
 	}
 	return len(p), nil
@@ -154,7 +151,9 @@ func TestRunOnRedis(t *testing.T) {
 // not at warn, where warnings still are.
 func TestLogLevel(t *testing.T) {
 	addr, sink := startRun(t, nil, nil)
-	getOK(t, "http://"+addr+"/healthz")
+	if status, _ := get(t, "http://"+addr+"/healthz", ""); status != http.StatusOK {
+		t.Fatalf("healthz: got %d, want 200", status)
+	}
 	if !hasLogLine(sink.String(), "request") {
 		t.Errorf("default level: no request line; log:\n%s", sink)
 	}
@@ -175,19 +174,12 @@ func TestLogLevel(t *testing.T) {
 			t.Errorf("run: %v", err)
 		}
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("-log-level warn: not serving: %v; log:\n%s", err, quiet)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if _, err := readyWithin("http://"+addr, 10*time.Second); err != nil {
+		t.Fatalf("-log-level warn: %v; log:\n%s", err, quiet)
 	}
-	getOK(t, "http://"+addr+"/healthz")
+	if status, _ := get(t, "http://"+addr+"/healthz", ""); status != http.StatusOK {
+		t.Fatalf("-log-level warn: healthz: got %d, want 200", status)
+	}
 	log := quiet.String()
 	if hasLogLine(log, "request") || hasLogLine(log, "listening") {
 		t.Errorf("-log-level warn: got info lines; log:\n%s", log)
@@ -197,26 +189,19 @@ func TestLogLevel(t *testing.T) {
 	}
 }
 
-// getOK GETs url and fails the test unless the answer is 200.
-func getOK(t *testing.T, url string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: got %d, want 200", url, resp.StatusCode)
-	}
-}
-
 // hasLogLine reports whether log holds a JSON line whose msg is msg.
 func hasLogLine(log, msg string) bool {
+	_, ok := logRecord(log, msg)
+	return ok
+}
+
+// logRecord returns the first JSON line of log whose msg is msg.
+func logRecord(log, msg string) (map[string]any, bool) {
 	for _, line := range strings.Split(log, "\n") {
-		var rec struct{ Msg string }
-		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == msg {
-			return true
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == msg {
+			return rec, true
 		}
 	}
-	return false
+	return nil, false
 }
