@@ -15,6 +15,7 @@ import (
 
 	"github.com/dispatcher/dispatcher/balancing"
 	"github.com/dispatcher/dispatcher/dispatch"
+	"github.com/dispatcher/dispatcher/store/storetest"
 )
 
 // fuzzOrder is an order of a batch body as the model reads it.
@@ -142,7 +143,7 @@ func FuzzDecodeBatch(f *testing.F) {
 		switch {
 		case sendsKey && flags&flagKeyTwice != 0:
 			bad = append(bad, verdict{400, "invalid-request"})
-		case sendsKey && !validID(key):
+		case sendsKey && !storetest.ValidID(key):
 			bad = append(bad, verdict{400, "invalid-id"})
 		}
 		if sendsKey && dry {
@@ -156,7 +157,7 @@ func FuzzDecodeBatch(f *testing.F) {
 		}
 		seen := make(map[string]bool)
 		for _, o := range orders {
-			if o.id != "" && !validID(o.id) {
+			if o.id != "" && !storetest.ValidID(o.id) {
 				bad = append(bad, verdict{400, "invalid-id"})
 			}
 			if len(o.key) > dispatch.MaxKeyBytes {
@@ -216,7 +217,7 @@ func FuzzDecodeBatch(f *testing.F) {
 				t.Fatalf("%s: answered %d; order %q: %v", what, rec.Code, o.id, err)
 			}
 		}
-		if sendsKey && validID(key) && key != "k-used" && !replay {
+		if sendsKey && storetest.ValidID(key) && key != "k-used" && !replay {
 			// The key was not taken: it dispatches a new batch.
 			_, replayed, err := s.svc.Dispatch(context.Background(), dispatch.DispatchInput{
 				Pool: "p", Orders: []dispatch.OrderInput{{ID: "probe"}}, IdempotencyKey: key, Fingerprint: "probe"})
@@ -285,13 +286,13 @@ func (s *fuzzServer) checkDispatched(t *testing.T, what fmt.Stringer, r *http.Re
 	switch loc := rec.Header().Get("Location"); {
 	case dry && (b.BatchID != nil || loc != ""):
 		t.Fatalf("%s: a dry run got batch id %v, Location %q", what, *b.BatchID, loc)
-	case !dry && (b.BatchID == nil || !validID(*b.BatchID) || loc != "/v1/pools/"+pool+"/batches/"+*b.BatchID):
+	case !dry && (b.BatchID == nil || !storetest.ValidID(*b.BatchID) || loc != "/v1/pools/"+pool+"/batches/"+*b.BatchID):
 		t.Fatalf("%s: got batch id %v, Location %q", what, b.BatchID, loc)
 	}
 	picks := waterfillPicks(slices.Clone(scales), len(orders))
 	ids := make(map[string]bool)
 	for i, a := range b.Assignments {
-		if o := orders[i]; o.id != "" && a.OrderID != o.id || !validID(a.OrderID) || ids[a.OrderID] || a.OrderID == "held" {
+		if o := orders[i]; o.id != "" && a.OrderID != o.id || !storetest.ValidID(a.OrderID) || ids[a.OrderID] || a.OrderID == "held" {
 			t.Fatalf("%s: assignment %d is order %q, want %q (or a new id)", what, i, a.OrderID, orders[i].id)
 		}
 		ids[a.OrderID] = true

@@ -243,28 +243,12 @@ func checkRefused(t *testing.T, what fmt.Stringer, rec *httptest.ResponseRecorde
 	}
 }
 
-// validID is the id rule of DESIGN §1, ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$,
-// written out without regular expressions.
-func validID(id string) bool {
-	if len(id) < 1 || len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		alnum := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || !strings.ContainsRune("._:-", rune(c))) {
-			return false
-		}
-	}
-	return true
-}
-
 // idViolations returns the verdicts of a path id: none for a valid one.
 func idViolations(id string) []verdict {
 	switch {
 	case id == "":
 		return emptySegment
-	case !validID(id):
+	case !storetest.ValidID(id):
 		return []verdict{{400, "invalid-id"}}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/dispatcher/dispatcher/balancing"
 	"github.com/dispatcher/dispatcher/dispatch"
 	"github.com/dispatcher/dispatcher/store/memory"
+	"github.com/dispatcher/dispatcher/store/storetest"
 )
 
 // Limits of FuzzServiceDispatch: a small MaxBatch, so that the fuzzer can
@@ -144,22 +145,6 @@ func newModel() *model {
 	return &model{scales: make(map[string]*modelScale), orders: make(map[string]*dispatch.Order), idem: make(map[string]idemRecord)}
 }
 
-// validID is the id rule of DESIGN §1, ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$,
-// written out without regular expressions.
-func validID(id string) bool {
-	if len(id) < 1 || len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		alnum := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || !strings.ContainsRune("._:-", rune(c))) {
-			return false
-		}
-	}
-	return true
-}
-
 // validKey is the key rule of DESIGN §1: 1 to 256 bytes of UTF-8.
 func validKey(key string) bool { return len(key) >= 1 && len(key) <= 256 && utf8.ValidString(key) }
 
@@ -186,7 +171,7 @@ func expect(t *testing.T, what string, err error, allowed ...error) {
 // exist (the second result).
 func poolErrors(pool string) (invalid, missing []error) {
 	switch {
-	case !validID(pool):
+	case !storetest.ValidID(pool):
 		return []error{dispatch.ErrInvalidID}, nil
 	case pool != fuzzPool:
 		return nil, []error{dispatch.ErrPoolNotFound}
@@ -217,7 +202,7 @@ func (m *model) putScale(t *testing.T, svc *dispatch.Service, pool, rest string)
 		spec.State = &st
 	}
 	invalid, missing := poolErrors(pool)
-	if !validID(compID) {
+	if !storetest.ValidID(compID) {
 		invalid = append(invalid, dispatch.ErrInvalidID)
 	}
 	inRange := func(v *int64, lo, hi int64) bool { return v == nil || *v >= lo && *v <= hi }
@@ -291,7 +276,7 @@ func (m *model) dispatch(t *testing.T, svc *dispatch.Service, pool, op, rest, li
 
 	// Validation, in no particular order: any of these may answer.
 	invalid, missing := poolErrors(pool)
-	if key := in.IdempotencyKey; key != "" && !validID(key) { // the Service takes "" for no key
+	if key := in.IdempotencyKey; key != "" && !storetest.ValidID(key) { // the Service takes "" for no key
 		invalid = append(invalid, dispatch.ErrInvalidID)
 	}
 	switch n := len(in.Orders); {
@@ -302,7 +287,7 @@ func (m *model) dispatch(t *testing.T, svc *dispatch.Service, pool, op, rest, li
 	}
 	seen := make(map[string]bool)
 	for _, o := range in.Orders {
-		if o.ID != "" && !validID(o.ID) {
+		if o.ID != "" && !storetest.ValidID(o.ID) {
 			invalid = append(invalid, dispatch.ErrInvalidID)
 		}
 		if o.Key != "" && !validKey(o.Key) {
@@ -354,7 +339,7 @@ func (m *model) dispatch(t *testing.T, svc *dispatch.Service, pool, op, rest, li
 	if replayed || b.Pool != pool || b.Strategy != dispatch.Waterfill || !b.CreatedAt.Equal(fuzzNow) || len(b.Assignments) != len(in.Orders) {
 		t.Fatalf("%s = %+v (replayed %v), want %d assignments in pool %s by waterfill at %v", what, b, replayed, len(in.Orders), pool, fuzzNow)
 	}
-	if in.DryRun != (b.ID == "") || b.ID != "" && !validID(b.ID) {
+	if in.DryRun != (b.ID == "") || b.ID != "" && !storetest.ValidID(b.ID) {
 		t.Fatalf("%s: batch id %q (dry run %v)", what, b.ID, in.DryRun)
 	}
 	ids := make(map[string]bool)
@@ -362,7 +347,7 @@ func (m *model) dispatch(t *testing.T, svc *dispatch.Service, pool, op, rest, li
 		if id := in.Orders[i].ID; id != "" && a.OrderID != id {
 			t.Fatalf("%s: assignment %d is order %q, want %q", what, i, a.OrderID, id)
 		}
-		if !validID(a.OrderID) || ids[a.OrderID] || m.orders[a.OrderID] != nil {
+		if !storetest.ValidID(a.OrderID) || ids[a.OrderID] || m.orders[a.OrderID] != nil {
 			t.Fatalf("%s: assignment %d has order id %q, invalid or given twice", what, i, a.OrderID)
 		}
 		ids[a.OrderID] = true
@@ -455,7 +440,7 @@ func (m *model) complete(t *testing.T, svc *dispatch.Service, pool, rest string)
 			}
 			cs = append(cs, dispatch.Completion{OrderID: id, DurationMs: d})
 			named = append(named, id)
-			if !validID(id) {
+			if !storetest.ValidID(id) {
 				invalid = append(invalid, dispatch.ErrInvalidID)
 			}
 			if seen[id] {
@@ -518,7 +503,7 @@ func (m *model) finish(o *dispatch.Order, state dispatch.OrderState) {
 func (m *model) cancel(t *testing.T, svc *dispatch.Service, pool, id string) {
 	t.Helper()
 	invalid, missing := poolErrors(pool)
-	if !validID(id) {
+	if !storetest.ValidID(id) {
 		invalid = append(invalid, dispatch.ErrInvalidID)
 	}
 	got, err := svc.CancelOrder(context.Background(), pool, id)
@@ -548,7 +533,7 @@ func (m *model) cancel(t *testing.T, svc *dispatch.Service, pool, id string) {
 func (m *model) deleteScale(t *testing.T, svc *dispatch.Service, pool, compID string, force bool) {
 	t.Helper()
 	invalid, missing := poolErrors(pool)
-	if !validID(compID) {
+	if !storetest.ValidID(compID) {
 		invalid = append(invalid, dispatch.ErrInvalidID)
 	}
 	err := svc.DeleteScale(context.Background(), pool, compID, force)
