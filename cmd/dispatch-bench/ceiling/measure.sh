@@ -98,10 +98,12 @@ for bn in 1:200000 10:50000 100:10000 1000:1000; do
 done
 
 # c. The service (two replicas) and the no-op HTTP floor driven by the same
-# tool, over batch sizes × concurrencies. No -complete, as before: the
-# orders stay assigned and the pool grows run after run, but p1k's 1000
-# Scales have no maxOrders, so it cannot fill. -timeout 30s: at batch 1000
-# and concurrency 64 a request queues behind 63 others for several seconds,
+# tool, over batch sizes × concurrencies. The orders stay assigned (no
+# -complete), so each batch size gets a fresh pool of 1000 Scales
+# (p1k-b$b), as the ceiling's order hash is emptied after each batch size:
+# no row runs on the orders of the rows before it. The Scales have no
+# maxOrders, so a pool cannot fill. -timeout 30s: at batch 1000 and
+# concurrency 64 a request queues behind 63 others for several seconds,
 # near the default limit of 10 s.
 CONCS="1 4 16 64"
 DB scales -url "$SVC" -pool p1k -n 1000 >"$OUT/scales-p1k.txt"
@@ -117,9 +119,10 @@ for b in 1 100; do
 done
 
 for b in $BATCHES; do
+  DB scales -url "$SVC" -pool "p1k-b$b" -n 1000 >"$OUT/scales-p1k-b$b.txt"
   for c in $CONCS; do
     note "c: service batch $b c $c"
-    DB run -url "$SVC" -pool p1k -batch "$b" -concurrency "$c" -warmup "$WARM" -duration "$DUR" -timeout 30s -json >"$OUT/c-svc-$b-$c.json"
+    DB run -url "$SVC" -pool "p1k-b$b" -batch "$b" -concurrency "$c" -warmup "$WARM" -duration "$DUR" -timeout 30s -json >"$OUT/c-svc-$b-$c.json"
     note "c: noop batch $b c $c"
     DB run -url "$N" -pool p1k -batch "$b" -concurrency "$c" -warmup "$WARM" -duration "$DUR" -timeout 30s -json >"$OUT/c-noop-$b-$c.json"
   done
