@@ -53,7 +53,8 @@ type object struct {
 
 // parseObject parses a request body that must hold exactly one JSON object;
 // an empty body is the empty object. errTooDeep (checked before decoding),
-// errMalformedJSON, errTrailingData, errWrongType.
+// errMalformedJSON (also for what checkText refuses), errTrailingData,
+// errWrongType.
 func parseObject(body []byte) (*object, error) {
 	var first error
 	// JSON's whitespace only (RFC 8259): bytes.TrimSpace would also take
@@ -75,6 +76,9 @@ func parseObject(body []byte) (*object, error) {
 	end := dec.InputOffset()
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%w: data after the JSON value at byte %d", errTrailingData, end)
+	}
+	if err := checkText(raw); err != nil {
+		return nil, err
 	}
 	root := &object{err: &first}
 	o := root.object("body", raw)

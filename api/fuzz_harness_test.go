@@ -12,11 +12,15 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/dispatcher/dispatcher/api"
 	"github.com/dispatcher/dispatcher/dispatch"
@@ -287,11 +291,76 @@ func parseJSONObject(body []byte) (map[string]any, []verdict) {
 	if depth(v) > 32 {
 		return nil, []verdict{tooDeep} // refused before it is decoded
 	}
+	if !utf8.Valid(body) || halfSurrogate(body) || repeatsName(json.NewDecoder(bytes.NewReader(body))) {
+		return nil, []verdict{{400, "malformed-json"}} // read otherwise than sent
+	}
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, []verdict{{400, "wrong-type"}}
 	}
 	return obj, nil
+}
+
+// escapes matches each escape of a valid JSON text, left to right.
+var escapes = regexp.MustCompile(`\\(u[0-9a-fA-F]{4}|.)`)
+
+// halfSurrogate reports whether a \u escape of the valid JSON text body is
+// half of a UTF-16 surrogate pair whose other half is not the escape right
+// next to it.
+func halfSurrogate(body []byte) bool {
+	type unit struct {
+		at, end int
+		r       rune // -1: not a \u escape
+	}
+	var units []unit
+	for _, m := range escapes.FindAllSubmatchIndex(body, -1) {
+		u := unit{m[0], m[1], -1}
+		if body[m[2]] == 'u' {
+			n, _ := strconv.ParseUint(string(body[m[2]+1:m[3]]), 16, 16)
+			u.r = rune(n)
+		}
+		units = append(units, u)
+	}
+	for i := 0; i < len(units); i++ {
+		if !utf16.IsSurrogate(units[i].r) {
+			continue
+		}
+		if i+1 == len(units) || units[i+1].at != units[i].end ||
+			utf16.DecodeRune(units[i].r, units[i+1].r) == utf8.RuneError {
+			return true
+		}
+		i++ // a pair
+	}
+	return false
+}
+
+// repeatsName reads one JSON value from dec and reports whether an object
+// in it names a member twice.
+func repeatsName(dec *json.Decoder) bool {
+	t, _ := dec.Token()
+	switch t {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			name, _ := dec.Token()
+			if seen[name.(string)] {
+				return true
+			}
+			seen[name.(string)] = true
+			if repeatsName(dec) {
+				return true
+			}
+		}
+		_, _ = dec.Token()
+	case json.Delim('['):
+		for dec.More() {
+			if repeatsName(dec) {
+				return true
+			}
+		}
+		_, _ = dec.Token()
+	}
+	return false
 }
 
 // depth is how deeply arrays and objects nest in v.
