@@ -86,6 +86,9 @@ func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) error 
 	for _, m := range routeMethods {
 		if s.mux.Match(chi.NewRouteContext(), m, path) {
 			allowed = append(allowed, m)
+			if m == http.MethodGet {
+				allowed = append(allowed, http.MethodHead) // GetHead
+			}
 		}
 	}
 	w.Header().Set("Allow", strings.Join(allowed, ", "))

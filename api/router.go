@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/dispatcher/dispatcher/dispatch"
 )
@@ -93,7 +94,9 @@ func New(svc *dispatch.Service, opts Options) http.Handler {
 // each group checks its role with require.
 func (s *server) routes() {
 	r := s.mux
-	r.Use(requestID, echoRequestID, s.observe, s.recoverPanics, deadline(s.timeout))
+	// middleware.GetHead: HEAD goes wherever GET does (RFC 9110 §9.3.2),
+	// for load balancers' and uptime checkers' probes.
+	r.Use(requestID, echoRequestID, s.observe, s.recoverPanics, deadline(s.timeout), middleware.GetHead)
 	r.NotFound(s.handle(s.notFound))
 	r.MethodNotAllowed(s.handle(s.methodNotAllowed))
 
