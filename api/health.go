@@ -1,9 +1,11 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/dispatcher/dispatcher/dispatch"
 )
@@ -14,9 +16,17 @@ func (s *server) healthz(w http.ResponseWriter, _ *http.Request) error {
 	return nil
 }
 
-// readyz answers 200 when the store is reachable and 503 when it is not.
+// readyTimeout bounds the store's answer to a readiness probe, below the
+// probes' own timeouts (deploy/k8s: 2 s): a store that hangs is not ready,
+// and the probe should hear so rather than time out itself.
+const readyTimeout = time.Second
+
+// readyz answers 200 when the store answers within readyTimeout, and 503
+// when it does not.
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) error {
-	if err := s.svc.Ready(r.Context()); err != nil {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	if err := s.svc.Ready(ctx); err != nil {
 		if !errors.Is(err, dispatch.ErrUnavailable) {
 			err = fmt.Errorf("%w: %w", dispatch.ErrUnavailable, err)
 		}

@@ -121,3 +121,29 @@ func TestRequestIDLimit(t *testing.T) {
 		t.Errorf("the log shows the over-long request id")
 	}
 }
+
+// deadlineStore is a memory store whose ping reports the deadline of its
+// context.
+type deadlineStore struct {
+	dispatch.Store
+	deadline chan time.Time
+}
+
+func (d deadlineStore) Ping(ctx context.Context) error {
+	dl, _ := ctx.Deadline()
+	d.deadline <- dl
+	return nil
+}
+
+// TestReadyzBound: a readiness probe gives the store about a second, not
+// the request's 10 s, so that a hung store answers 503 before the probe's
+// own timeout (the check allows 5 s, for a loaded machine).
+func TestReadyzBound(t *testing.T) {
+	st := deadlineStore{memory.New(memory.Options{}), make(chan time.Time, 1)}
+	e := newEnv(t, withStore(st))
+	start := time.Now()
+	e.must(t, http.StatusOK, nil, "GET", "/readyz", "")
+	if dl := <-st.deadline; dl.IsZero() || dl.After(start.Add(5*time.Second)) {
+		t.Errorf("the ping's deadline is %v after the request, want at most 5 s (about 1 s; the request timeout is %v)", dl.Sub(start), api.DefaultRequestTimeout)
+	}
+}
