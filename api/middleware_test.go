@@ -98,6 +98,15 @@ func TestOutcomeUnknown(t *testing.T) {
 	if resp.header.Get("Retry-After") != "1" {
 		t.Errorf("Retry-After %q, want 1", resp.header.Get("Retry-After"))
 	}
+	// The advice fits the request: a key makes a retry safe, and without
+	// one the client is told to look the batch up first.
+	if !strings.Contains(p.Detail, "retry with the same Idempotency-Key") {
+		t.Errorf("with a key: detail %q", p.Detail)
+	}
+	resp = e.must(t, http.StatusServiceUnavailable, nil, "POST", "/v1/pools/p/batches", ordersJSON("o-1"))
+	if p := resp.problem(t); strings.Contains(p.Detail, "retry with the same") || !strings.Contains(p.Detail, "before sending its orders again") {
+		t.Errorf("without a key: detail %q", p.Detail)
+	}
 }
 
 func TestInternalError(t *testing.T) {

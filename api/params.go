@@ -91,11 +91,14 @@ func page(r *http.Request) (dispatch.Page, error) {
 	return p, nil
 }
 
+// idempotencyKeyHeader is the header of the IETF Idempotency-Key draft.
+const idempotencyKeyHeader = "Idempotency-Key"
+
 // idempotencyKey returns the Idempotency-Key header, "" when absent.
 // dispatch.ErrInvalidID when it is present but empty, which the Service
 // would take for absent; dispatch.ErrInvalidRequest when it is repeated.
 func idempotencyKey(r *http.Request) (string, error) {
-	vs := r.Header.Values("Idempotency-Key")
+	vs := r.Header.Values(idempotencyKeyHeader)
 	switch {
 	case len(vs) == 0:
 		return "", nil

@@ -29,7 +29,10 @@ type problem struct {
 const (
 	detailInternal       = "internal server error; the request id identifies it in the server log"
 	detailUnavailable    = "the store is unavailable; retry later"
-	detailOutcomeUnknown = "the batch may have been applied: the store did not answer, or too few replicas confirmed it in time; get it by its batchId, or retry with the same Idempotency-Key"
+	detailOutcomeUnknown = "the batch may have been applied: the store did not answer, or too few replicas confirmed it in time; "
+	// what to do then, with and without an Idempotency-Key
+	detailRetryKeyed   = "get it by its batchId, or retry with the same Idempotency-Key"
+	detailRetryUnkeyed = "get it by its batchId before sending its orders again (with an Idempotency-Key a retry is safe)"
 )
 
 // writeError answers err as a problem. Errors of 5xx statuses are logged
@@ -43,7 +46,10 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.logError(r, slog.LevelError, err)
 	case outcomeUnknownProblem:
 		ind, _ := errors.AsType[*dispatch.IndeterminateError](err)
-		p.Detail, p.BatchID = detailOutcomeUnknown, ind.BatchID
+		p.Detail, p.BatchID = detailOutcomeUnknown+detailRetryUnkeyed, ind.BatchID
+		if r.Header.Get(idempotencyKeyHeader) != "" {
+			p.Detail = detailOutcomeUnknown + detailRetryKeyed
+		}
 		s.logError(r, slog.LevelWarn, err)
 	default:
 		if pt.status == http.StatusServiceUnavailable {
