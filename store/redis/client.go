@@ -56,7 +56,8 @@ func poolSize() int { return 10 * runtime.GOMAXPROCS(0) }
 // "sentinel" (redis://…?master_name=NAME&addr=…), with the timeouts and
 // retries above wherever the URL does not set them, and opts. Every client
 // has ContextTimeoutEnabled, so a request's deadline or cancellation bounds
-// its Redis calls too.
+// its Redis calls too, and sends a command Redis answered BUSY again
+// (busy.go).
 func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error) {
 	var o clientOptions
 	for _, apply := range opts {
@@ -74,7 +75,7 @@ func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error
 		if opt.TLSConfig, err = o.tls(opt.TLSConfig); err != nil {
 			return nil, err
 		}
-		return goredis.NewClient(opt), nil
+		return withHooks(goredis.NewClient(opt)), nil
 	case "cluster":
 		opt, err := goredis.ParseClusterURL(url)
 		if err != nil {
@@ -87,7 +88,7 @@ func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error
 			return nil, err
 		}
 		opt.ClusterStateReloadInterval = clusterReloadInterval
-		return goredis.NewClusterClient(opt), nil
+		return withHooks(goredis.NewClusterClient(opt)), nil
 	case "sentinel":
 		opt, err := goredis.ParseFailoverURL(url)
 		if err != nil {
@@ -102,9 +103,15 @@ func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error
 		if opt.TLSConfig, err = o.tls(opt.TLSConfig); err != nil {
 			return nil, err
 		}
-		return goredis.NewFailoverClient(opt), nil
+		return withHooks(goredis.NewFailoverClient(opt)), nil
 	}
 	return nil, fmt.Errorf("redis: DISPATCHER_REDIS_MODE %q: want single, cluster or sentinel", mode)
+}
+
+// withHooks adds the hooks every client of NewClient has: busyHook.
+func withHooks(c goredis.UniversalClient) goredis.UniversalClient {
+	c.AddHook(busyHook{})
+	return c
 }
 
 // tune sets the fields the URL left at zero; the three option types of
