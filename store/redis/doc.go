@@ -16,9 +16,9 @@
 // idempotent: a dispatch first looks up its batch id (and Idempotency-Key);
 // completion and cancellation leave finished orders as they are; the calls
 // whose answer a second run could not recompute (created, deleted, how many
-// completed) carry a random token, and the pool remembers the answers of the
-// last 16 tokens in meta field rc (and a deleted pool its token in gone for
-// a minute).
+// completed, where a reassign moved the orders) carry a random token and
+// keep their answer for a minute in a key of their own, named after the
+// token (and a deleted pool its token in gone for a minute).
 //
 // # Key schema
 //
@@ -30,9 +30,9 @@
 //	                  lv the layout of the pool's keys and records (2,
 //	                  this one), u eligible Scales without maxOrders,
 //	                  r Σ(maxOrders − orderCount) of the other eligible Scales,
-//	                  rc the call ring (above), sv the version of the
-//	                  set of Scales (one more at each registration or
-//	                  deletion, for lua/ring_build.lua)
+//	                  sv the version of the set of Scales (one more at each
+//	                  registration or deletion, for lua/ring_build.lua);
+//	                  earlier builds kept the call ring rc here, unused now
 //	P scales   HASH   compId → Scale record
 //	P load     ZSET   compId → orderCount, the Scales that are not eligible
 //	P elig     ZSET   compId → orderCount, the eligible Scales: sorted, it is
@@ -58,6 +58,8 @@
 //	                  (smooth-weighted-round-robin, least-connections)
 //	P tmp      ZSET   scratch of a dry run, deleted before its script ends
 //	P gone     STRING the token of the call that deleted the pool (1 minute)
+//	P call:TOKEN STRING the answer of the call of that token (1 minute;
+//	                  passed as a 17th key to the calls that keep one)
 //	P lex      ZSET   compId → 0, the eligible Scales in compId order, for the
 //	                  strategies that pick by rank or by name
 //	P ring     ZSET   "compId#j" → point, the consistent-hash ring of every

@@ -24,21 +24,22 @@ func (s *Store) GetOrder(ctx context.Context, pool, orderID string, now time.Tim
 // reported) feeds its Scale's response-time average. ErrPoolNotFound,
 // ErrOrderNotFound, ErrOrderState (a cancelled order), ErrUnavailable.
 func (s *Store) Complete(ctx context.Context, pool string, cs []dispatch.Completion, now time.Time) ([]dispatch.Order, int, error) {
+	tok := token()
 	args := make([]any, 0, 4+2*len(cs))
-	args = append(args, "c", ms(now), s.retention.Milliseconds(), token())
+	args = append(args, "c", ms(now), s.retention.Milliseconds(), tok)
 	ids := make([]string, len(cs))
 	for i, c := range cs {
 		ids[i] = c.OrderID
 		args = append(args, c.OrderID, c.DurationMs)
 	}
-	return s.finish(ctx, pool, ids, args)
+	return s.finish(ctx, pool, tok, ids, args)
 }
 
 // Cancel cancels an order at now; a cancelled order stays as it was.
 // ErrPoolNotFound, ErrOrderNotFound, ErrOrderState (a completed order),
 // ErrUnavailable.
 func (s *Store) Cancel(ctx context.Context, pool, orderID string, now time.Time) (dispatch.Order, error) {
-	os, _, err := s.finish(ctx, pool, []string{orderID},
+	os, _, err := s.finish(ctx, pool, "", []string{orderID},
 		[]any{"x", ms(now), s.retention.Milliseconds(), "", orderID, 0})
 	if err != nil {
 		return dispatch.Order{}, err
@@ -46,8 +47,13 @@ func (s *Store) Cancel(ctx context.Context, pool, orderID string, now time.Time)
 	return os[0], nil
 }
 
-func (s *Store) finish(ctx context.Context, pool string, ids []string, args []any) ([]dispatch.Order, int, error) {
-	v, err := s.run(ctx, scriptFinish, pool, args...)
+// finish runs finish.lua with args, under call token tok ("" none).
+func (s *Store) finish(ctx context.Context, pool, tok string, ids []string, args []any) ([]dispatch.Order, int, error) {
+	run := func() (any, error) { return s.run(ctx, scriptFinish, pool, args...) }
+	if tok != "" {
+		run = func() (any, error) { return s.runCall(ctx, scriptFinish, pool, tok, args...) }
+	}
+	v, err := run()
 	if err != nil {
 		return nil, 0, translate(err, pool)
 	}

@@ -35,7 +35,8 @@ func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec
 			return dispatch.Pool{}, false, err
 		}
 	}
-	v, err := s.run(ctx, scriptPoolPut, name, ms(now), s.retention.Milliseconds(), token(), strategy, slowStart, version)
+	tok := token()
+	v, err := s.runCall(ctx, scriptPoolPut, name, tok, ms(now), s.retention.Milliseconds(), tok, strategy, slowStart, version)
 	if err != nil {
 		return dispatch.Pool{}, false, translate(err, name)
 	}
@@ -180,8 +181,8 @@ func decodePool(name string, r []any) (dispatch.Pool, error) {
 }
 
 // token returns a random call token: a script that runs twice for one call
-// (go-redis retried it) finds its token in the pool's ring and answers as
-// the first run did.
+// (go-redis retried it) finds the reply it kept under the token (runCall)
+// and answers as the first run did.
 func token() string { return strconv.FormatUint(rand.Uint64(), 36) }
 
 func asInt(v any) int64 {

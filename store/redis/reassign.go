@@ -12,16 +12,17 @@ import (
 // Reassign moves the outstanding orders of a down Scale to the pool's
 // eligible Scales with the pool's strategy, as a batch of those orders,
 // oldest first, would be assigned, all or none, in one script call. A call
-// that go-redis re-sends after it ran finds the Scale without outstanding
-// orders and moves nothing. ErrPoolNotFound, ErrScaleNotFound, ErrScaleState,
+// that go-redis re-sends after it ran answers with the first run's moves,
+// which the script keeps under the call's token for a minute. ErrPoolNotFound, ErrScaleNotFound, ErrScaleState,
 // ErrNoEligibleScale, ErrUnknownStrategy, ErrTooExpensive, ErrUnavailable.
 func (s *Store) Reassign(ctx context.Context, req dispatch.ReassignRequest) ([]dispatch.Assignment, error) {
 	dr := dispatch.DispatchRequest{Orders: make([]dispatch.OrderInput, len(req.Rand)/2), Rand: req.Rand, MaxCost: req.MaxCost}
-	args, err := appendRand([]any{req.CompID, ms(req.Now), s.retention.Milliseconds(), maxCost(dr)}, dr)
+	tok := token()
+	args, err := appendRand([]any{req.CompID, ms(req.Now), s.retention.Milliseconds(), maxCost(dr), tok}, dr)
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.run(ctx, scriptReassign, req.Pool, args...)
+	v, err := s.runCall(ctx, scriptReassign, req.Pool, tok, args...)
 	if err != nil {
 		return nil, translate(err, req.Pool)
 	}

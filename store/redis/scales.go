@@ -30,7 +30,8 @@ func (s *Store) PutScale(ctx context.Context, pool, compID string, spec dispatch
 			return dispatch.Scale{}, false, errorf(dispatch.ErrInvalidState, "%q is not one of active, draining, down", *spec.State)
 		}
 	}
-	v, err := s.run(ctx, scriptScalePut, pool, compID, ms(now), s.retention.Milliseconds(), token(),
+	tok := token()
+	v, err := s.runCall(ctx, scriptScalePut, pool, tok, compID, ms(now), s.retention.Milliseconds(), tok,
 		opt(spec.Weight), state, opt(spec.MaxOrders), opt(spec.OrderCount), s.maxScales)
 	if err != nil {
 		return dispatch.Scale{}, false, translate(err, pool)
@@ -126,7 +127,8 @@ func (s *Store) DeleteScale(ctx context.Context, pool, compID string, force bool
 	if force {
 		f = "1"
 	}
-	_, err := s.run(ctx, scriptScaleDel, pool, compID, ms(now), s.retention.Milliseconds(), token(), f)
+	tok := token()
+	_, err := s.runCall(ctx, scriptScaleDel, pool, tok, compID, ms(now), s.retention.Milliseconds(), tok, f)
 	if err != nil {
 		return translate(err, pool)
 	}

@@ -54,6 +54,15 @@ func (s *Store) run(ctx context.Context, sc *goredis.Script, pool string, args .
 	return sc.Run(ctx, s.c, keysOf(pool), args...).Result()
 }
 
+// runCall runs a mutating script whose reply a second run could not
+// recompute, under call token tok (also among args, where the script
+// takes it): the script keeps its reply for a minute under the call's key
+// (lib.lua's callPut), so that a run go-redis re-sends answers as the
+// first did.
+func (s *Store) runCall(ctx context.Context, sc *goredis.Script, pool, tok string, args ...any) (any, error) {
+	return sc.Run(ctx, s.c, append(keysOf(pool), callKey(pool, tok)), args...).Result()
+}
+
 // read runs a script that changes nothing (EVALSHA_RO) on the keys of pool.
 func (s *Store) read(ctx context.Context, sc *goredis.Script, pool string, args ...any) (any, error) {
 	return sc.RunRO(ctx, s.c, keysOf(pool), args...).Result()

@@ -112,6 +112,10 @@ func keysOf(pool string) []string {
 	}
 }
 
+// callKey is the key under which a script keeps the reply of call token
+// tok in pool (runCall).
+func callKey(pool, tok string) string { return "dispatch:{pool:" + pool + "}:call:" + tok }
+
 // metaKey is the pool's record, whose existence is the pool's.
 func metaKey(pool string) string { return "dispatch:{pool:" + pool + "}:meta" }
 

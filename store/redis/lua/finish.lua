@@ -56,8 +56,8 @@ end
 for _, comp in ipairs(touched) do saveScale(comp, orig[comp], cur[comp]) end
 flushAgg()
 
-local prior = ringGet(tok)
-if prior then changed = tonumber(prior) else ringPut(tok, fmt(changed)) end
+local prior = callGet(tok)
+if prior then changed = tonumber(prior) else callPut(tok, fmt(changed)) end
 sweep(now, ret)
 
 local out = {changed}

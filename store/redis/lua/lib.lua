@@ -3,7 +3,8 @@
 --
 -- KEYS (every script gets all keys of one pool, in this order; see doc.go):
 --   1 meta  2 scales  3 load  4 elig  5 orders  6 own  7 batches  8 idem
---   9 oexp  10 bexp  11 strat  12 tmp  13 gone  14 bref  15 lex  16 ring
+--   9 oexp  10 bexp  11 strat  12 tmp  13 gone  14 bref  15 lex  16 ring,
+--   and for a call with a token (callGet) 17 the call's key
 --
 -- Numbers are exact: every value stays below 2^53 and is formatted with fmt,
 -- never tostring (which keeps only 14 digits). Strings are never compared
@@ -14,7 +15,7 @@
 local K = {}
 
 local SWEEP = 128     -- expired records one call removes from each queue
-local RING = 16       -- call tokens remembered for retried calls
+local CALLMS = 60000  -- how long a call's reply is kept for a retry (ms)
 -- LAYOUT is the layout of a pool's keys and records (doc.go) that these
 -- scripts read and write, in meta field lv. Pools of earlier layouts have
 -- none: a dispatch refuses them (the other scripts fail on their Scale
@@ -155,6 +156,7 @@ local function enter(keys)
   K.orders, K.own, K.batches, K.idem = keys[5], keys[6], keys[7], keys[8]
   K.oexp, K.bexp, K.strat, K.tmp = keys[9], keys[10], keys[11], keys[12]
   K.gone, K.bref, K.lex, K.ring = keys[13], keys[14], keys[15], keys[16]
+  K.call = keys[17]
   agg.u, agg.r = 0, 0
 end
 
@@ -324,28 +326,19 @@ local function sweep(now, ret)
   return more or n == SWEEP
 end
 
--- The call ring: meta field rc holds "token=reply" of the last RING calls
--- that reported something a retry could not recompute (created, deleted,
--- how many completed), so a call that go-redis re-sends after a lost reply
--- answers as the first run did.
-local function ringGet(tok)
-  if tok == '' then return nil end
-  local rc = redis.call('HGET', K.meta, 'rc')
-  if not rc then return nil end
-  local p = string.find(' ' .. rc .. ' ', ' ' .. tok .. '=', 1, true)
-  if not p then return nil end
-  local rest = string.sub(rc, p + #tok + 1)
-  local q = string.find(rest, ' ', 1, true)
-  return q and string.sub(rest, 1, q - 1) or rest
+-- Call replies: a call whose reply a second run could not recompute
+-- (created, deleted, how many completed, where orders moved) carries a
+-- token and its own key (KEYS[17], named after the token), in which it
+-- keeps its reply for CALLMS; a run that go-redis re-sends after a lost
+-- reply or a read timeout finds it and answers as the first run did.
+local function callGet(tok)
+  if tok == '' or not K.call then return nil end
+  return redis.call('GET', K.call) or nil
 end
 
-local function ringPut(tok, reply)
-  if tok == '' then return end
-  local rc = redis.call('HGET', K.meta, 'rc')
-  local items = rc and split(rc, ' ') or {}
-  items[#items + 1] = tok .. '=' .. reply
-  local from = math.max(1, #items - RING + 1)
-  redis.call('HSET', K.meta, 'rc', table.concat(items, ' ', from))
+local function callPut(tok, reply)
+  if tok == '' or not K.call then return end
+  redis.call('SET', K.call, reply, 'PX', CALLMS)
 end
 
 local function poolExists() return redis.call('EXISTS', K.meta) == 1 end

@@ -24,8 +24,8 @@ if ARGV[4] ~= '' and redis.call('HGET', K.meta, 's') ~= ARGV[4] then
 end
 if ARGV[5] ~= '' then redis.call('HSET', K.meta, 'ss', ARGV[5]) end
 
-local prior = ringGet(tok)
-if prior then created = tonumber(prior) else ringPut(tok, fmt(created)) end
+local prior = callGet(tok)
+if prior then created = tonumber(prior) else callPut(tok, fmt(created)) end
 sweep(now, ret)
 local m = redis.call('HMGET', K.meta, 's', 'ss', 'c')
 return {created, m[1], m[2], m[3], redis.call('HLEN', K.scales)}

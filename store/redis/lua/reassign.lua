@@ -4,19 +4,26 @@
 --
 -- KEYS: the pool's keys (lib.lua).
 -- ARGV: 1 compId, 2 nowMs, 3 retentionMs, 4 cost cap (as dispatch.lua),
---   5 the random numbers: one string of 14-hex-digit integers, two per
---   order in order of assignment (numbers it lacks count as 0).
+--   5 call token, 6 the random numbers: one string of 14-hex-digit
+--   integers, two per order in order of assignment (numbers it lacks count
+--   as 0).
 -- Reply: {orderId, new compId, ...} oldest first; empty when the Scale has
---   no outstanding orders (so a retried call moves nothing twice). Errors:
---   DISPATCH NOPOOL, NOSCALE, SCALESTATE, NOELIG, STRATEGY, TOOEXPENSIVE.
+--   no outstanding orders. A retried call moves nothing twice and answers
+--   with the first run's moves (callGet). Errors: DISPATCH NOPOOL, NOSCALE,
+--   SCALESTATE, NOELIG, STRATEGY, TOOEXPENSIVE.
 --
 -- Each order keeps its record (batch ref, key) but for its compId and
 -- chunk; it goes to the tail of its new Scale's own index. Validation reads
 -- only; the first write comes after every check has passed.
 
-local from, now, ret, maxCost = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local from, now, ret, maxCost, tok = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
 if not meta[1] then return fail('NOPOOL') end
+local prior = callGet(tok)
+if prior then
+  if prior == '' then return {} end
+  return split(prior, ',')
+end
 local src = getScale(from)
 if not src then return fail('NOSCALE', from) end
 if src.st ~= 'x' then
@@ -32,6 +39,7 @@ local ct, cl = ownOutstanding(from, function(oid, o)
 end)
 local n = #ids
 if n == 0 then
+  callPut(tok, '')
   sweep(now, ret)
   return {}
 end
@@ -41,7 +49,7 @@ if unlimited == 0 and room < n then return fail('NOELIG', fmt(room)) end
 local strategy = meta[1]
 
 local function rnd(i)
-  local s, at = ARGV[5], (i - 1) * 28
+  local s, at = ARGV[6], (i - 1) * 28
   return tonumber(string.sub(s, at + 1, at + 14), 16) or 0,
     tonumber(string.sub(s, at + 15, at + 28), 16) or 0
 end
@@ -74,5 +82,6 @@ local nsrc = copyScale(src)
 nsrc.out = nsrc.out - n
 saveScale(from, src, nsrc)
 flushAgg()
+callPut(tok, table.concat(reply, ','))
 sweep(now, ret)
 return reply

@@ -13,7 +13,7 @@ if not poolExists() then return fail('NOPOOL') end
 
 local c = getScale(id)
 if not c then
-  local prior = ringGet(tok)
+  local prior = callGet(tok)
   if prior then return tonumber(prior) end
   return fail('NOSCALE', id)
 end
@@ -35,6 +35,6 @@ end
 saveScale(id, c, nil)
 ringTrack(id, false)
 flushAgg()
-ringPut(tok, fmt(cancelled))
+callPut(tok, fmt(cancelled))
 sweep(now, ret)
 return cancelled

@@ -29,7 +29,7 @@ saveScale(id, old, c)
 if not old then ringTrack(id, true) end
 flushAgg()
 local created = old and 0 or 1
-local prior = ringGet(tok)
-if prior then created = tonumber(prior) else ringPut(tok, fmt(created)) end
+local prior = callGet(tok)
+if prior then created = tonumber(prior) else callPut(tok, fmt(created)) end
 sweep(now, ret)
 return {created, scaleView(c)}
