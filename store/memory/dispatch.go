@@ -104,8 +104,27 @@ func (p *pool) checkOrders(req dispatch.DispatchRequest) error {
 	if n := int64(len(req.Orders)); p.unlimited == 0 && p.room < n {
 		return errorf(dispatch.ErrNoEligibleScale, "the eligible Scales of pool %q have room for %d orders, the batch has %d", p.name, p.room, n)
 	}
+	return p.checkCap(int64(len(req.Orders)))
+}
+
+// checkCap refuses n orders that could take an eligible Scale's orderCount
+// past dispatch.MaxOrderCount (DESIGN §1): waterfill raises the lowest
+// Scales, by at most n above the lowest count; any other strategy may give
+// all n to the highest. The Redis store makes the same check (lib.lua's
+// capped).
+func (p *pool) checkCap(n int64) error {
+	at := p.eligible.Len() - 1
+	if p.strategy == dispatch.Waterfill {
+		at = 0
+	}
+	if l := p.eligible.At(at); l.Count+n > dispatch.MaxOrderCount {
+		return errorf(dispatch.ErrNoEligibleScale, capDetail, l.ID, l.Count, n, dispatch.MaxOrderCount)
+	}
 	return nil
 }
+
+// capDetail is checkCap's detail, the same as the Redis store's.
+const capDetail = "scale %q holds %d orders: %d more could take it past %d, the most a Scale holds; give it a maxOrders or another state"
 
 // plan is a batch's assignment before it is applied: the eligible rankings
 // already show it, the Scales do not yet.

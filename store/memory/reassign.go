@@ -35,6 +35,9 @@ func (s *Store) Reassign(_ context.Context, req dispatch.ReassignRequest) ([]dis
 		if p.unlimited == 0 && p.room < n {
 			return errorf(dispatch.ErrNoEligibleScale, "the eligible Scales of pool %q have room for %d orders, scale %q has %d", p.name, p.room, req.CompID, n)
 		}
+		if err := p.checkCap(n); err != nil {
+			return err
+		}
 		dr := dispatch.DispatchRequest{
 			Pool:    req.Pool,
 			Orders:  make([]dispatch.OrderInput, len(os)),

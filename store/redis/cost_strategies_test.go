@@ -226,9 +226,10 @@ func entries(calls [][]string) int64 {
 }
 
 // rangeEntries is the cost of ZRANGE or LRANGE key start stop [options]:
-// the count of a LIMIT, else the ranks from start to stop; a range by
-// score or name without LIMIT, or to a rank counted from the end, reads
-// the whole key.
+// the count of a LIMIT, else the ranks from start to stop, both counted
+// from the start or both from the end (-1 -1: the last entry); a range by
+// score or name without LIMIT, or from a rank counted from the start to
+// one counted from the end, reads the whole key.
 func rangeEntries(args []string) int64 {
 	byValue := false
 	for i, a := range args {
@@ -249,7 +250,7 @@ func rangeEntries(args []string) int64 {
 	}
 	lo, err1 := strconv.ParseInt(args[1], 10, 64)
 	hi, err2 := strconv.ParseInt(args[2], 10, 64)
-	if err1 != nil || err2 != nil || lo < 0 || hi < 0 {
+	if err1 != nil || err2 != nil || (lo < 0) != (hi < 0) {
 		return whole
 	}
 	return max(hi-lo+1, 1)

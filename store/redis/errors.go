@@ -73,6 +73,13 @@ func (se scriptError) domain(pool string) error {
 			return errorf(dispatch.ErrNoEligibleScale, "pool %q has no active Scale below its maxOrders", pool)
 		}
 		return errorf(dispatch.ErrNoEligibleScale, "the eligible Scales of pool %q have room for %s orders, fewer than the batch has", pool, d)
+	case "CAP":
+		f := strings.Fields(d) // compId, orderCount, orders
+		if len(f) != 3 {
+			return errorf(dispatch.ErrNoEligibleScale, "%s", d)
+		}
+		return errorf(dispatch.ErrNoEligibleScale, "scale %q holds %s orders: %s more could take it past %d, the most a Scale holds; give it a maxOrders or another state",
+			f[0], f[1], f[2], dispatch.MaxOrderCount)
 	case "IDEM":
 		return errorf(dispatch.ErrIdempotencyMismatch, "Idempotency-Key %q was used with another request", d)
 	case "BUSY":

@@ -48,6 +48,20 @@ func testNoEligibleScale(t *testing.T, s dispatch.Store) {
 	putScale(t, s, "room", "C", dispatch.ScaleSpec{OrderCount: ptr(int64(100))}, t0)
 	mustDispatch(t, s, request("room", "b2", t0, ids("q", 5)...))
 	wantString(t, "loads", loads(t, s, "room"), "A=3 B=2 C=105")
+
+	// No Scale passes orderCount 2^31−1 (DESIGN §1). The waterfill raises
+	// the lowest Scales by at most the batch's size.
+	newPool(t, s, "cap", "A=2147483646 B=2147483645")
+	mustDispatch(t, s, request("cap", "b1", t0, ids("c", 2)...))
+	wantString(t, "loads", loads(t, s, "cap"), "A=2147483647 B=2147483646")
+	refuse("cap", 2)
+	mustDispatch(t, s, request("cap", "b2", t0, "d-1"))
+	wantString(t, "loads", loads(t, s, "cap"), "A=2147483647 B=2147483647")
+	refuse("cap", 1)
+	// Any other strategy may give the whole batch to the highest Scale.
+	strategyPool(t, s, "capr", dispatch.Random, "A=2147483640 B=0")
+	mustDispatch(t, s, request("capr", "b1", t0, ids("c", 7)...))
+	refuse("capr", 1)
 }
 
 func testOrderExists(t *testing.T, s dispatch.Store) {

@@ -157,6 +157,9 @@ end
 -- by. It returns the plan {comps, cur, first} (newBatch); or nil and
 -- an error reply, having changed nothing.
 local function stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
+  -- Any Scale may get all n orders: the highest may not pass MAXCOUNT.
+  local top = redis.call('ZRANGE', K.elig, -1, -1, 'WITHSCORES')
+  if top[2] and tonumber(top[2]) + n > MAXCOUNT then return nil, capFail(top[1], tonumber(top[2]), n) end
   local b = newBatch(now, tonumber(redis.call('HGET', K.meta, 'ss')) or 0)
   local plan = {comps = b.comps, cur = b.cur, first = b.first}
   local size = redis.call('ZCARD', K.lex)
@@ -206,8 +209,8 @@ local function stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
 end
 
 -- planAssign assigns n orders with the pool's strategy: waterfill.lua's
--- plan, else stAssign's (nil and an error reply when it refuses). room is
--- the pool's meta r.
+-- plan, else stAssign's (either returns nil and an error reply when it
+-- refuses). room is the pool's meta r.
 local function planAssign(strategy, n, dry, room, now, maxCost, rnd, hashKey)
   if strategy == 'waterfill' then return wfAssign(n, dry, room) end
   return stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)

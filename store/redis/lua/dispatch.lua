@@ -13,8 +13,8 @@
 --   batchId was recorded before: a retried call), 'replay' (the batch of the
 --   Idempotency-Key) or 'dry' (computed, nothing changed; batchId '');
 --   record is a batch record (doc.go). Errors: DISPATCH NOPOOL, INVALID,
---   IDEM, EMPTY, DUP, EXISTS, NOELIG, STRATEGY, TOOEXPENSIVE, LAYOUT (a pool of
---   an earlier layout, lib.lua).
+--   IDEM, EMPTY, DUP, EXISTS, NOELIG, CAP (a Scale could pass MAXCOUNT),
+--   STRATEGY, TOOEXPENSIVE, LAYOUT (a pool of an earlier layout, lib.lua).
 --
 -- Validation reads only; the first write comes after every check has passed.
 -- A new batch ends with a sweep of expired records, unless noSweep is set:

@@ -22,6 +22,7 @@ local CALLMS = 60000  -- how long a call's reply is kept for a retry (ms)
 -- records), see docs/operations.md, Upgrades.
 local LAYOUT = '2'
 local WRITE = 1000    -- values per variadic command (unpack holds ~8000)
+local MAXCOUNT = 2147483647 -- the most orders a Scale holds (DESIGN §1)
 
 local function fmt(x) return string.format('%.0f', x) end
 
@@ -31,6 +32,12 @@ local function hex(x) return string.format('%x', x) end
 
 local function fail(code, detail)
   return redis.error_reply('DISPATCH ' .. code .. ' ' .. (detail or ''))
+end
+
+-- capFail is the error of a batch of n orders that could take Scale id,
+-- which holds count orders, past MAXCOUNT.
+local function capFail(id, count, n)
+  return fail('CAP', id .. ' ' .. fmt(count) .. ' ' .. fmt(n))
 end
 
 -- split cuts s at each sep; with max, the last of max fields keeps the rest.

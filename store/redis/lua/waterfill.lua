@@ -32,13 +32,16 @@ end
 -- picks) as the level starts, so a Scale first picked in it has it in z.
 -- pick returns false to stop after that order. Before the picks of a level it
 -- calls seen(at) with the compIds they will come from (rank -> compId).
--- It returns the orders picked.
-local function wfPass(z, want, pick, seen)
+-- It returns the orders picked; with capCheck, 0 and the lowest Scale and
+-- its count, having picked nothing, when want orders could take that Scale
+-- past MAXCOUNT (the level rises at most want above it).
+local function wfPass(z, want, pick, seen, capCheck)
   local n = redis.call('ZCARD', z)
   local done, nxt = 0, 0
   while done < want and nxt < n do
     local head = redis.call('ZRANGE', z, nxt, nxt, 'WITHSCORES')
     local v = tonumber(head[2])
+    if capCheck and nxt == 0 and v + want > MAXCOUNT then return 0, head[1], v end
     local top = redis.call('ZCOUNT', z, '-inf', head[2]) - 1
     local start, take = 0, want - done
     if top == n - 1 then
@@ -67,7 +70,8 @@ local function wfPass(z, want, pick, seen)
 end
 
 -- wfAssign assigns n orders with the waterfill over elig and returns the
--- plan of stAssign (assign.lua); room is the pool's meta r. A Scale that
+-- plan of stAssign (assign.lua), or nil and the error CAP, having changed
+-- nothing; room is the pool's meta r. A Scale that
 -- reaches its maxOrders ends a pass: the pass's picks
 -- are applied to the ZSET, which the full Scale leaves, and the next pass
 -- takes the rest. A dry run applies them to a scratch copy (tmp) instead,
@@ -93,7 +97,7 @@ local function wfAssign(n, dry, room)
     end
     -- c is what saveAssigned needs of a Scale: its maxOrders and its count
     -- (out; base 0), and k, its picks in this pass.
-    local got = wfPass(z, n - #comps, function(id, v)
+    local got, capId, capCount = wfPass(z, n - #comps, function(id, v)
       local c = cur[id]
       if not c then
         local max = 0
@@ -107,7 +111,9 @@ local function wfAssign(n, dry, room)
       c.k = k
       comps[#comps + 1] = id
       return c.max == 0 or c.out + k < c.max
-    end, seen)
+    end, seen, #comps == 0)
+    -- (the first pass only: nothing is written before it ends)
+    if capId then return nil, capFail(capId, capCount, n) end
     if got == 0 then error('dispatch: no room although the pool counted some') end
     -- the scores as strings, each formatted once: a pass gives most of
     -- its Scales the same count or two
