@@ -26,38 +26,65 @@ const (
 )
 
 // busyHook is the go-redis hook that rides out BUSY answers; NewClient
-// adds it to every client.
+// adds it to every client, and to each node's client of a Cluster (whose
+// commands and pipelines, WAIT's included, run through those).
 type busyHook struct{}
 
 func (busyHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 
-func (busyHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
-	return next
-}
-
 func (busyHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		err := next(ctx, cmd)
-		if !isBusy(err) {
-			return err
-		}
-		give := time.NewTimer(busyMaxWait)
-		defer give.Stop()
-		for pause := busyMinPause; isBusy(err); pause = min(2*pause, busyMaxPause) {
-			wait := time.NewTimer(pause)
-			select {
-			case <-ctx.Done():
-				wait.Stop()
-				return err
-			case <-give.C:
-				wait.Stop()
-				return err
-			case <-wait.C:
+		var err error
+		return whileBusy(ctx, func() error { err = next(ctx, cmd); return err }, func() bool { return isBusy(err) })
+	}
+}
+
+// ProcessPipelineHook sends a pipeline again, whole, while Redis answered
+// a command of it BUSY: the store's pipelines (reads, and the mark and WAIT
+// of wait.go) may run twice.
+func (busyHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		busy := func() bool {
+			for _, c := range cmds {
+				if isBusy(c.Err()) {
+					return true
+				}
 			}
-			err = next(ctx, cmd)
+			return false
 		}
+		return whileBusy(ctx, func() error {
+			for _, c := range cmds {
+				c.SetErr(nil)
+			}
+			return next(ctx, cmds)
+		}, busy)
+	}
+}
+
+// whileBusy calls send, and again while busy reports a BUSY answer, after
+// the pauses above, until ctx ends or busyMaxWait has passed; it returns
+// the last send's error.
+func whileBusy(ctx context.Context, send func() error, busy func() bool) error {
+	err := send()
+	if !busy() {
 		return err
 	}
+	give := time.NewTimer(busyMaxWait)
+	defer give.Stop()
+	for pause := busyMinPause; busy(); pause = min(2*pause, busyMaxPause) {
+		wait := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			wait.Stop()
+			return err
+		case <-give.C:
+			wait.Stop()
+			return err
+		case <-wait.C:
+		}
+		err = send()
+	}
+	return err
 }
 
 // isBusy reports whether err is Redis's BUSY answer (not BUSYKEY, nor the

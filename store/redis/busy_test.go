@@ -32,7 +32,8 @@ func busyServer(t *testing.T, readTimeout string) (*redistest.Server, goredis.Un
 
 // TestBusyScriptIsWaitedOut: while another client's script keeps Redis
 // busy past its threshold, a client without the hook is answered BUSY,
-// and a dispatch through NewClient's client waits and succeeds.
+// and a dispatch, and then a pipeline, through NewClient's client wait and
+// succeed.
 func TestBusyScriptIsWaitedOut(t *testing.T) {
 	srv, c := busyServer(t, "3s")
 	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
@@ -41,24 +42,29 @@ func TestBusyScriptIsWaitedOut(t *testing.T) {
 
 	raw := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = raw.Close() })
-	spun := make(chan error, 1)
-	go func() {
-		// 800 ms of Redis's own clock
-		spun <- raw.Eval(ctx, `local a = redis.call('TIME')
-repeat local b = redis.call('TIME') until (b[1] - a[1]) * 1e6 + (b[2] - a[2]) > 800000
-return 1`, nil).Err()
-	}()
 	plain := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = plain.Close() })
-	var busy error
-	if !waitFor(5*time.Second, func() bool { busy = plain.Ping(ctx).Err(); return busy != nil }) {
-		t.Fatal("Redis never answered BUSY while the script ran")
+	// spin keeps Redis busy for 800 ms of its own clock, and returns once a
+	// plain client is answered BUSY, with that answer and the script's end.
+	spin := func() (string, chan error) {
+		t.Helper()
+		spun := make(chan error, 1)
+		go func() {
+			spun <- raw.Eval(ctx, `local a = redis.call('TIME')
+repeat local b = redis.call('TIME') until (b[1] - a[1]) * 1e6 + (b[2] - a[2]) > 800000
+return 1`, nil).Err()
+		}()
+		var busy error
+		if !waitFor(5*time.Second, func() bool { busy = plain.Ping(ctx).Err(); return busy != nil }) {
+			t.Fatal("Redis never answered BUSY while the script ran")
+		}
+		return busy.Error(), spun
 	}
 
-	start := time.Now()
+	busy, spun := spin()
 	b, _, err := svc.Dispatch(ctx, dispatch.DispatchInput{Pool: "p", Orders: []dispatch.OrderInput{{ID: "o1"}}})
 	if err != nil {
-		t.Fatalf("Dispatch while Redis was busy (a plain client got %v): %v", busy, err)
+		t.Fatalf("Dispatch while Redis was busy (a plain client got %s): %v", busy, err)
 	}
 	if len(b.Assignments) != 1 {
 		t.Fatalf("got %d assignments, want 1", len(b.Assignments))
@@ -66,7 +72,19 @@ return 1`, nil).Err()
 	if err := <-spun; err != nil {
 		t.Fatalf("the busy script: %v", err)
 	}
-	t.Logf("plain client: %v; dispatch answered after %v", busy, time.Since(start).Round(time.Millisecond))
+
+	busy, spun = spin()
+	var get *goredis.StringCmd
+	if _, err := c.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		p.Set(ctx, "k", "v", 0)
+		get = p.Get(ctx, "k")
+		return nil
+	}); err != nil || get.Val() != "v" {
+		t.Fatalf("a pipeline while Redis was busy (a plain client got %s): %q, %v", busy, get.Val(), err)
+	}
+	if err := <-spun; err != nil {
+		t.Fatalf("the busy script: %v", err)
+	}
 }
 
 // TestLongDispatchOutlastsReadTimeout: a dispatch whose script runs past

@@ -108,8 +108,14 @@ func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error
 	return nil, fmt.Errorf("redis: DISPATCHER_REDIS_MODE %q: want single, cluster or sentinel", mode)
 }
 
-// withHooks adds the hooks every client of NewClient has: busyHook.
+// withHooks adds the hooks every client of NewClient has: busyHook, on a
+// Cluster to the client of each node, through which every command goes
+// (waitReplicas talks to a node's client directly).
 func withHooks(c goredis.UniversalClient) goredis.UniversalClient {
+	if cc, ok := c.(*goredis.ClusterClient); ok {
+		cc.OnNewNode(func(n *goredis.Client) { n.AddHook(busyHook{}) })
+		return c
+	}
 	c.AddHook(busyHook{})
 	return c
 }
