@@ -108,17 +108,38 @@ func (p *pool) checkOrders(req dispatch.DispatchRequest) error {
 }
 
 // checkCap refuses n orders that could take an eligible Scale's orderCount
-// past dispatch.MaxOrderCount (DESIGN §1): waterfill raises the lowest
-// Scales, by at most n above the lowest count; any other strategy may give
-// all n to the highest. The Redis store makes the same check (lib.lua's
-// capped).
+// past dispatch.MaxOrderCount (DESIGN §1). Only a Scale without maxOrders
+// can pass it (maxOrders is at most the bound). Waterfill raises no Scale
+// more than n above the lowest eligible Scale without maxOrders, which
+// stays in the table to the end; any other strategy may give all n to the
+// highest. The Redis store makes the same check (lib.lua's capRisk).
 func (p *pool) checkCap(n int64) error {
-	at := p.eligible.Len() - 1
-	if p.strategy == dispatch.Waterfill {
-		at = 0
+	last := p.eligible.Len() - 1
+	if p.eligible.At(last).Count+n <= dispatch.MaxOrderCount {
+		return nil // no Scale is within reach of the bound
 	}
-	if l := p.eligible.At(at); l.Count+n > dispatch.MaxOrderCount {
+	refuse := func(l balancing.Load) error {
 		return errorf(dispatch.ErrNoEligibleScale, capDetail, l.ID, l.Count, n, dispatch.MaxOrderCount)
+	}
+	if p.strategy == dispatch.Waterfill {
+		for r := 0; r <= last; r++ {
+			if l := p.eligible.At(r); p.scales[l.ID].MaxOrders == 0 {
+				if l.Count+n > dispatch.MaxOrderCount {
+					return refuse(l)
+				}
+				return nil
+			}
+		}
+		return nil
+	}
+	for r := last; r >= 0; r-- {
+		l := p.eligible.At(r)
+		if l.Count+n <= dispatch.MaxOrderCount {
+			return nil
+		}
+		if p.scales[l.ID].MaxOrders == 0 {
+			return refuse(l)
+		}
 	}
 	return nil
 }

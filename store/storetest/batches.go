@@ -62,6 +62,19 @@ func testNoEligibleScale(t *testing.T, s dispatch.Store) {
 	strategyPool(t, s, "capr", dispatch.Random, "A=2147483640 B=0")
 	mustDispatch(t, s, request("capr", "b1", t0, ids("c", 7)...))
 	refuse("capr", 1)
+	// A Scale with maxOrders cannot pass the bound, as maxOrders cannot.
+	strategyPool(t, s, "capm", dispatch.Random, "A=2147483640 B=0")
+	putScale(t, s, "capm", "A", dispatch.ScaleSpec{MaxOrders: ptr(int64(dispatch.MaxOrderCount))}, t0)
+	mustDispatch(t, s, request("capm", "b1", t0, ids("c", 10)...))
+	// The waterfill's orders reach the lowest Scale without maxOrders once
+	// those below it fill up.
+	newPool(t, s, "capw", "A=0 B=2147483646")
+	putScale(t, s, "capw", "A", dispatch.ScaleSpec{MaxOrders: ptr(int64(1))}, t0)
+	refuse("capw", 3)
+	mustDispatch(t, s, request("capw", "b1", t0, "e-1"))
+	mustDispatch(t, s, request("capw", "b2", t0, "e-2"))
+	wantString(t, "loads", loads(t, s, "capw"), "A=1 B=2147483647")
+	refuse("capw", 1)
 }
 
 func testOrderExists(t *testing.T, s dispatch.Store) {

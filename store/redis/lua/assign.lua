@@ -157,9 +157,12 @@ end
 -- by. It returns the plan {comps, cur, first} (newBatch); or nil and
 -- an error reply, having changed nothing.
 local function stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
-  -- Any Scale may get all n orders: the highest may not pass MAXCOUNT.
+  -- Any Scale may get all n orders: none may be within n of MAXCOUNT.
   local top = redis.call('ZRANGE', K.elig, -1, -1, 'WITHSCORES')
-  if top[2] and tonumber(top[2]) + n > MAXCOUNT then return nil, capFail(top[1], tonumber(top[2]), n) end
+  if top[2] and tonumber(top[2]) + n > MAXCOUNT then
+    local id, count = capRisk(n, false)
+    if id then return nil, capFail(id, count, n) end
+  end
   local b = newBatch(now, tonumber(redis.call('HGET', K.meta, 'ss')) or 0)
   local plan = {comps = b.comps, cur = b.cur, first = b.first}
   local size = redis.call('ZCARD', K.lex)

@@ -15,7 +15,10 @@
 local K = {}
 
 local SWEEP = 128     -- expired records one call removes from each queue
-local CALLMS = 60000  -- how long a call's reply is kept for a retry (ms)
+-- CALLMS: how long a call's reply is kept for a re-send (ms). go-redis
+-- re-sends within one call: three tries of at most the read timeout (3 s)
+-- and busy.go's 10 s of BUSY answers, about 20 s.
+local CALLMS = 30000
 -- LAYOUT is the layout of a pool's keys and records (doc.go) that these
 -- scripts read and write, in meta field lv. Pools of earlier layouts have
 -- none: a dispatch refuses them (the other scripts fail on their Scale
@@ -87,6 +90,39 @@ local function hmgetList(key, fields)
     for j = 1, #v do out[i + j - 1] = v[j] end
   end
   return out
+end
+
+-- capRisk returns the eligible Scale without maxOrders (only such a Scale
+-- can pass MAXCOUNT, as maxOrders is at most that) and its count that n
+-- more orders could take past MAXCOUNT, or nil: with lowest, the lowest
+-- such Scale (the waterfill raises no Scale more than n above it, and it
+-- stays to the end), else the highest (any Scale may get all n). It reads
+-- the ranks from the bottom or the top, 256 at a time, and their records;
+-- the callers come here only when the highest eligible Scale is within
+-- reach of MAXCOUNT.
+local function capRisk(n, lowest)
+  local at = 0
+  while true do
+    local r
+    if lowest then
+      r = redis.call('ZRANGE', K.elig, at, at + 255, 'WITHSCORES')
+    else
+      r = redis.call('ZRANGE', K.elig, at, at + 255, 'REV', 'WITHSCORES')
+    end
+    if #r == 0 then return nil end
+    local ids = {}
+    for j = 1, #r, 2 do ids[#ids + 1] = r[j] end
+    local recs = hmgetList(K.scales, ids)
+    for j, id in ipairs(ids) do
+      local count = tonumber(r[2 * j])
+      if not lowest and count + n <= MAXCOUNT then return nil end
+      if tonumber(string.match(recs[j], '^[^|]*|[^|]*|(%d+)|')) == 0 then
+        if count + n > MAXCOUNT then return id, count end
+        return nil
+      end
+    end
+    at = at + 256
+  end
 end
 
 -- Scales: "weight|state|maxOrders|baseLoad|activeSinceMs|avgMs"; state a

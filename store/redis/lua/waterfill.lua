@@ -81,8 +81,17 @@ local function wfAssign(n, dry, room)
   local cur, first = {}, {}
   local z = K.elig
   -- Without room (meta r, as the caller read it), no eligible Scale has a
-  -- maxOrders: the picks need no record.
+  -- maxOrders: the picks need no record, and the first pass checks the
+  -- lowest Scale against MAXCOUNT; with, capRisk finds the lowest Scale
+  -- without maxOrders, when the highest is within reach of MAXCOUNT.
   local limited = room > 0
+  if limited then
+    local top = redis.call('ZRANGE', z, -1, -1, 'WITHSCORES')
+    if top[2] and tonumber(top[2]) + n > MAXCOUNT then
+      local id, count = capRisk(n, true)
+      if id then return nil, capFail(id, count, n) end
+    end
+  end
   while #comps < n do
     local ids, read = {}, {} -- the Scales this pass picks, their records
     -- read the records of a level's Scales in one HMGET
@@ -111,7 +120,7 @@ local function wfAssign(n, dry, room)
       c.k = k
       comps[#comps + 1] = id
       return c.max == 0 or c.out + k < c.max
-    end, seen, #comps == 0)
+    end, seen, #comps == 0 and not limited)
     -- (the first pass only: nothing is written before it ends)
     if capId then return nil, capFail(capId, capCount, n) end
     if got == 0 then error('dispatch: no room although the pool counted some') end
