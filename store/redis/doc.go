@@ -17,8 +17,8 @@
 // completion and cancellation leave finished orders as they are; the calls
 // whose answer a second run could not recompute (created, deleted, how many
 // completed, where a reassign moved the orders) carry a random token and
-// keep their answer for a minute in a key of their own, named after the
-// token (and a deleted pool its token in gone for a minute).
+// keep their answer for 30 s in a key of their own, named after the token
+// (and a deleted pool its token in gone for a minute).
 //
 // # Key schema
 //
@@ -58,7 +58,7 @@
 //	                  (smooth-weighted-round-robin, least-connections)
 //	P tmp      ZSET   scratch of a dry run, deleted before its script ends
 //	P gone     STRING the token of the call that deleted the pool (1 minute)
-//	P call:TOKEN STRING the answer of the call of that token (1 minute;
+//	P call:TOKEN STRING the answer of the call of that token (30 s;
 //	                  passed as a 17th key to the calls that keep one)
 //	P lex      ZSET   compId → 0, the eligible Scales in compId order, for the
 //	                  strategies that pick by rank or by name

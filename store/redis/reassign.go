@@ -13,8 +13,9 @@ import (
 // eligible Scales with the pool's strategy, as a batch of those orders,
 // oldest first, would be assigned, all or none, in one script call. A call
 // that go-redis re-sends after it ran answers with the first run's moves,
-// which the script keeps under the call's token for a minute. ErrPoolNotFound, ErrScaleNotFound, ErrScaleState,
-// ErrNoEligibleScale, ErrUnknownStrategy, ErrTooExpensive, ErrUnavailable.
+// which the script keeps under the call's token for 30 s.
+// ErrPoolNotFound, ErrScaleNotFound, ErrScaleState, ErrNoEligibleScale,
+// ErrUnknownStrategy, ErrTooExpensive, ErrUnavailable.
 func (s *Store) Reassign(ctx context.Context, req dispatch.ReassignRequest) ([]dispatch.Assignment, error) {
 	dr := dispatch.DispatchRequest{Orders: make([]dispatch.OrderInput, len(req.Rand)/2), Rand: req.Rand, MaxCost: req.MaxCost}
 	tok := token()

@@ -56,7 +56,7 @@ func (s *Store) run(ctx context.Context, sc *goredis.Script, pool string, args .
 
 // runCall runs a mutating script whose reply a second run could not
 // recompute, under call token tok (also among args, where the script
-// takes it): the script keeps its reply for a minute under the call's key
+// takes it): the script keeps its reply for 30 s under the call's key
 // (lib.lua's callPut), so that a run go-redis re-sends answers as the
 // first did.
 func (s *Store) runCall(ctx context.Context, sc *goredis.Script, pool, tok string, args ...any) (any, error) {

@@ -21,7 +21,6 @@ local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
 if not meta[1] then return fail('NOPOOL') end
 local prior = callGet(tok)
 if prior then
-  if prior == '' then return {} end
   return split(prior, ',')
 end
 local src = getScale(from)
@@ -38,8 +37,7 @@ local ct, cl = ownOutstanding(from, function(oid, o)
   recs[#recs + 1] = o
 end)
 local n = #ids
-if n == 0 then
-  callPut(tok, '')
+if n == 0 then -- (a re-send finds nothing to move either: no reply to keep)
   sweep(now, ret)
   return {}
 end
