@@ -77,7 +77,7 @@ func parseObject(body []byte) (*object, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%w: data after the JSON value at byte %d", errTrailingData, end)
 	}
-	if err := checkText(raw); err != nil {
+	if err := checkText(body); err != nil {
 		return nil, err
 	}
 	root := &object{err: &first}

@@ -32,7 +32,7 @@ const (
 	detailOutcomeUnknown = "the batch may have been applied: the store did not answer, or too few replicas confirmed it in time; "
 	// what to do then, with and without an Idempotency-Key
 	detailRetryKeyed   = "get it by its batchId, or retry with the same Idempotency-Key"
-	detailRetryUnkeyed = "get it by its batchId before sending its orders again (with an Idempotency-Key a retry is safe)"
+	detailRetryUnkeyed = "get it by its batchId before sending its orders again; batches sent with an Idempotency-Key can be retried as they are"
 )
 
 // writeError answers err as a problem. Errors of 5xx statuses are logged

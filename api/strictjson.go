@@ -12,7 +12,8 @@ import (
 // \u escapes of half a surrogate pair, each of which it reads as U+FFFD (so
 // that two different keys become one), and an object member given twice
 // (§4), of which it keeps the last and hides the first from every check.
-// body must be valid JSON but for its encoding.
+// body must be one valid JSON value (with white space around it) but for
+// its encoding; the errors give offsets in body.
 func checkText(body []byte) error {
 	if !utf8.Valid(body) {
 		at := 0

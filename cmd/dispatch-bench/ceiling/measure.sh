@@ -101,7 +101,7 @@ done
 # tool, over batch sizes × concurrencies. The orders stay assigned (no
 # -complete), so each batch size gets a fresh pool of 1000 Scales
 # (p1k-b$b), as the ceiling's order hash is emptied after each batch size:
-# no row runs on the orders of the rows before it. The Scales have no
+# a batch size's four concurrencies share its pool, no other's orders. The Scales have no
 # maxOrders, so a pool cannot fill. -timeout 30s: at batch 1000 and
 # concurrency 64 a request queues behind 63 others for several seconds,
 # near the default limit of 10 s.
