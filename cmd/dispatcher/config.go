@@ -96,23 +96,35 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	c := defaultConfig()
 	fs := flag.NewFlagSet("dispatcher", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage:
+  dispatcher [flags]             serve the API (each flag also reads its DISPATCHER_ variable)
+  dispatcher probe [flags]       check a running service's health (dispatcher probe -h)
+  dispatcher simulate [flags]    compare the strategies on one workload (dispatcher simulate -h)
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
 	env := func(name string) string { return getenv("DISPATCHER_" + name) }
-	var errs []error
+	// envErrs holds the variables that did not parse, by the name of their
+	// flag: a flag given overrides its variable, and its error.
+	envErrs := map[string]error{}
 	// fromEnv sets *p from DISPATCHER_<envName>, when set, through parse.
-	fromEnv := func(envName string, parse func(string) error) {
+	fromEnv := func(flagName, envName string, parse func(string) error) {
 		if v := env(envName); v != "" {
 			if err := parse(v); err != nil {
-				errs = append(errs, fmt.Errorf("DISPATCHER_%s: %w", envName, err))
+				envErrs[flagName] = fmt.Errorf("DISPATCHER_%s: %w", envName, err)
 			}
 		}
 	}
 	usageOf := func(usage, envName string) string { return usage + " (env DISPATCHER_" + envName + ")" }
 	str := func(p *string, flagName, envName, usage string) {
-		fromEnv(envName, func(v string) error { *p = v; return nil })
+		fromEnv(flagName, envName, func(v string) error { *p = v; return nil })
 		fs.StringVar(p, flagName, *p, usageOf(usage, envName))
 	}
 	num := func(p *int, flagName, envName, usage string) {
-		fromEnv(envName, func(v string) (err error) {
+		fromEnv(flagName, envName, func(v string) (err error) {
 			if *p, err = strconv.Atoi(v); err != nil {
 				return fmt.Errorf("%q is not an integer", v)
 			}
@@ -121,11 +133,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		fs.IntVar(p, flagName, *p, usageOf(usage, envName))
 	}
 	dur := func(p *time.Duration, flagName, envName, usage string) {
-		fromEnv(envName, func(v string) (err error) { *p, err = time.ParseDuration(v); return err })
+		fromEnv(flagName, envName, func(v string) (err error) { *p, err = time.ParseDuration(v); return err })
 		fs.DurationVar(p, flagName, *p, usageOf(usage, envName))
 	}
 	boolean := func(p *bool, flagName, envName, usage string) {
-		fromEnv(envName, func(v string) (err error) {
+		fromEnv(flagName, envName, func(v string) (err error) {
 			if *p, err = strconv.ParseBool(v); err != nil {
 				return fmt.Errorf("%q is not true or false", v)
 			}
@@ -145,11 +157,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	dur(&c.RedisWaitTimeout, "redis-wait-timeout", "REDIS_WAIT_TIMEOUT", "how long a batch waits for its replicas; fewer answer 503 outcome-unknown")
 	num(&c.MaxBatch, "max-batch", "MAX_BATCH", "orders per batch")
 	body := byteSize(c.MaxBody)
-	if v := env("MAX_BODY"); v != "" {
-		if err := body.Set(v); err != nil {
-			errs = append(errs, fmt.Errorf("DISPATCHER_MAX_BODY: %w", err))
-		}
-	}
+	fromEnv("max-body", "MAX_BODY", body.Set)
 	fs.Var(&body, "max-body", "request body limit, e.g. 4MiB (env DISPATCHER_MAX_BODY)")
 	dur(&c.Retention, "order-retention", "ORDER_RETENTION", "how long completed and cancelled orders stay queryable")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "how long in-flight requests may drain on SIGTERM")
@@ -160,34 +168,42 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	dur(&c.IdleTimeout, "idle-timeout", "IDLE_TIMEOUT", "how long an idle keep-alive connection stays open")
 	boolean(&c.Coalesce, "coalesce", "COALESCE", "merge the concurrent batches of one pool into shared Redis calls; false sends each batch alone")
 	num(&c.CoalesceCalls, "coalesce-calls", "COALESCE_CALLS", "Redis calls of one pool in flight per replica when coalescing; batches beyond wait and share the next call")
-	fromEnv("LOG_LEVEL", func(v string) error { return c.LogLevel.UnmarshalText([]byte(v)) })
+	fromEnv("log-level", "LOG_LEVEL", func(v string) error { return c.LogLevel.UnmarshalText([]byte(v)) })
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, usageOf("least level logged: debug, info (a line per request), warn or error", "LOG_LEVEL"))
 	str(&c.DebugAddr, "debug-addr", "DEBUG_ADDR", "listen address of the pprof debug listener, e.g. 127.0.0.1:6060; empty serves none")
 	num(&c.MetricsMaxPools, "metrics-max-pools", "METRICS_MAX_POOLS", "distinct pool labels in the metrics; further pools are reported as _other")
 	var adminFile, clientFile string
 	str(&adminFile, "admin-tokens-file", "ADMIN_TOKENS_FILE", "file of admin bearer tokens, one a line or comma-separated; DISPATCHER_ADMIN_TOKENS gives them inline instead")
 	str(&clientFile, "client-tokens-file", "CLIENT_TOKENS_FILE", "file of client bearer tokens, one a line or comma-separated; DISPATCHER_CLIENT_TOKENS gives them inline instead")
-	if err := errors.Join(errs...); err != nil {
-		return c, err
-	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// Every problem at once: the variables that did not parse and that no
+	// flag overrides, the URL and token files, and the values out of range.
+	var errs []error
+	for name, err := range envErrs {
+		if !set[name] {
+			errs = append(errs, err)
+		}
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	c.MaxBody = int64(body)
 	var err error
 	if c.RedisURL, err = loadRedisURL(c.RedisURL, redisURLFile); err != nil {
-		return c, err
+		errs = append(errs, err)
 	}
 	if c.AdminTokens, err = loadTokens("ADMIN_TOKENS", env("ADMIN_TOKENS"), adminFile); err != nil {
-		return c, err
+		errs = append(errs, err)
 	}
 	if c.ClientTokens, err = loadTokens("CLIENT_TOKENS", env("CLIENT_TOKENS"), clientFile); err != nil {
-		return c, err
+		errs = append(errs, err)
 	}
-	return c, c.Validate()
+	return c, errors.Join(append(errs, c.Validate())...)
 }
 
 // Validate reports every setting that is out of range.

@@ -123,6 +123,29 @@ func TestParseConfigRejects(t *testing.T) {
 	}
 }
 
+// TestParseConfigListsEveryProblem: variables that do not parse, values out
+// of range and a token file are refused together; a flag overrides a
+// variable that does not parse.
+func TestParseConfigListsEveryProblem(t *testing.T) {
+	env := envOf(map[string]string{
+		"DISPATCHER_MAX_BATCH":         "abc",
+		"DISPATCHER_REDIS_MODE":        "bogus",
+		"DISPATCHER_COALESCE_CALLS":    "0",
+		"DISPATCHER_IDLE_TIMEOUT":      "soon",
+		"DISPATCHER_ADMIN_TOKENS_FILE": "/nonexistent/tokens",
+	})
+	_, err := parseConfig(nil, env, io.Discard)
+	for _, want := range []string{"DISPATCHER_MAX_BATCH", "redis mode \"bogus\"", "coalesce calls 0", "DISPATCHER_IDLE_TIMEOUT", "DISPATCHER_ADMIN_TOKENS_FILE"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got error %v, want one naming %s", err, want)
+		}
+	}
+	c, err := parseConfig([]string{"-max-batch", "5"}, envOf(map[string]string{"DISPATCHER_MAX_BATCH": "abc"}), io.Discard)
+	if err != nil || c.MaxBatch != 5 {
+		t.Errorf("-max-batch 5 over DISPATCHER_MAX_BATCH=abc: max batch %d, %v; want 5, nil", c.MaxBatch, err)
+	}
+}
+
 func TestByteSize(t *testing.T) {
 	for in, want := range map[string]int64{"4MiB": 4 << 20, "512KiB": 512 << 10, "1MB": 1e6, "1048576": 1 << 20, "2 GiB": 2 << 30} {
 		var b byteSize

@@ -121,13 +121,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // warnAuth warns when the tokens leave the API open, or leave the admin
-// routes to nobody.
+// routes to nobody: at warn, or at the level logged if that is higher, so
+// that no log level hides it (DESIGN §6: "says so loudly").
 func warnAuth(log *slog.Logger, cfg config) {
+	level := max(slog.LevelWarn, cfg.LogLevel)
 	switch {
 	case len(cfg.AdminTokens)+len(cfg.ClientTokens) == 0:
-		log.Warn("NO TOKENS CONFIGURED: the API is open; anyone who can reach it may dispatch, change and delete pools and read /metrics. " +
+		log.Log(context.Background(), level, "NO TOKENS CONFIGURED: the API is open; anyone who can reach it may dispatch, change and delete pools and read /metrics. "+
 			"Set DISPATCHER_ADMIN_TOKENS and DISPATCHER_CLIENT_TOKENS (or their _FILE variants)")
 	case len(cfg.AdminTokens) == 0:
-		log.Warn("no DISPATCHER_ADMIN_TOKENS: nobody may create, change or delete pools and Scales, nor read /metrics")
+		log.Log(context.Background(), level, "no DISPATCHER_ADMIN_TOKENS: nobody may create, change or delete pools and Scales, nor read /metrics")
 	}
 }

@@ -34,14 +34,16 @@ func checkRedis(ctx context.Context, s *redis.Store, mode string, log *slog.Logg
 		return nil
 	case refused(err):
 		// The error names no password: go-redis's never does.
-		return fmt.Errorf("redis (mode %s) refuses this dispatcher: check DISPATCHER_REDIS_URL's user and password and the TLS files: %w", mode, err)
+		return fmt.Errorf("redis (mode %s) refuses this dispatcher: check DISPATCHER_REDIS_URL's user, password and database, DISPATCHER_REDIS_MODE and the TLS files: %w", mode, err)
 	}
 	log.Warn("store: redis does not answer yet; /readyz answers 503 until it does", "error", err.Error())
 	return nil
 }
 
 // refused reports whether err is Redis turning the dispatcher away, rather
-// than Redis being out of reach.
+// than Redis being out of reach: credentials or rights refused, or any
+// other error reply that waiting will not change (redis.Refuses: a database
+// that does not exist, cluster mode against a server without it).
 func refused(err error) bool {
 	var re goredis.Error
 	if errors.As(err, &re) {
@@ -50,7 +52,7 @@ func refused(err error) bool {
 				return true
 			}
 		}
-		return false
+		return redis.Refuses(err)
 	}
 	var verify *tls.CertificateVerificationError
 	var header tls.RecordHeaderError

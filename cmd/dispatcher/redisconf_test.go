@@ -32,7 +32,7 @@ func TestLoadRedisURL(t *testing.T) {
 		{"inline", "redis://h:1/0", "", "redis://h:1/0", ""},
 		{"none", "", "", "", ""},
 		{"file", "", good, "redis://u:p@127.0.0.1:6379/0", ""},
-		{"both", "redis://h:1/0", good, "", "both set"},
+		{"both", "redis://h:1/0", good, "", "given both inline"},
 		{"missing file", "", filepath.Join(dir, "nope"), "", "DISPATCHER_REDIS_URL_FILE"},
 		{"empty file", "", write("empty", "\n"), "", "holds no URL"},
 		{"two lines", "", write("two", "redis://a:1/0\nredis://b:1/0\n"), "", "more than one line"},
@@ -131,6 +131,13 @@ func TestRunRefusedByRedis(t *testing.T) {
 			"DISPATCHER_REDIS_URL":     mtls.TLSURL(),
 			"DISPATCHER_REDIS_CA_FILE": certs.CA,
 		}, "tls"},
+		{"no such database", map[string]string{
+			"DISPATCHER_REDIS_URL": "redis://" + srv.Addr() + "/99",
+		}, "DB index"},
+		{"cluster mode on a server without it", map[string]string{
+			"DISPATCHER_REDIS_URL":  "redis://" + srv.Addr(),
+			"DISPATCHER_REDIS_MODE": "cluster",
+		}, "cluster support disabled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())

@@ -17,7 +17,7 @@ import (
 func loadRedisURL(value, path string) (string, error) {
 	switch {
 	case value != "" && path != "":
-		return "", errors.New("DISPATCHER_REDIS_URL and DISPATCHER_REDIS_URL_FILE are both set: set one")
+		return "", errors.New("the Redis URL is given both inline (DISPATCHER_REDIS_URL or -redis-url) and in a file (DISPATCHER_REDIS_URL_FILE or -redis-url-file): set one")
 	case path == "":
 		return value, nil
 	}

@@ -23,7 +23,7 @@ func openStore(ctx context.Context, cfg config, log *slog.Logger, metrics *api.M
 	c, err := redis.NewClient(cfg.RedisURL, cfg.RedisMode, redis.WithTLSFiles(cfg.RedisCAFile, cfg.RedisCertFile, cfg.RedisKeyFile))
 	if err != nil {
 		// The URL may hold a password: name the mode, not the URL.
-		return nil, nil, fmt.Errorf("DISPATCHER_REDIS_URL (mode %s): %w", cfg.RedisMode, err)
+		return nil, nil, fmt.Errorf("%w (DISPATCHER_REDIS_MODE %s)", err, cfg.RedisMode)
 	}
 	log.Info("store: redis", "mode", cfg.RedisMode, "waitReplicas", cfg.RedisWaitReplicas, "waitTimeout", cfg.RedisWaitTimeout.String())
 	opts := redis.Options{Retention: cfg.Retention, WaitReplicas: cfg.RedisWaitReplicas, WaitTimeout: cfg.RedisWaitTimeout}

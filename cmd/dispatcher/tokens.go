@@ -41,7 +41,8 @@ func loadTokens(name, value, path string) (tokenList, error) {
 	v := "DISPATCHER_" + name
 	switch {
 	case value != "" && path != "":
-		return nil, fmt.Errorf("%s and %s_FILE are both set: set one", v, v)
+		return nil, fmt.Errorf("%s are given both inline (%s) and in a file (%s_FILE or -%s-file): set one",
+			strings.ToLower(strings.ReplaceAll(name, "_", " ")), v, v, strings.ToLower(strings.ReplaceAll(name, "_", "-")))
 	case path != "":
 		b, err := os.ReadFile(path)
 		if err != nil {

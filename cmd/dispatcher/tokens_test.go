@@ -67,8 +67,8 @@ func TestParseConfigRejectsTokens(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"variable and file", map[string]string{"DISPATCHER_ADMIN_TOKENS": tokA, "DISPATCHER_ADMIN_TOKENS_FILE": writeFile(t, tokB)}, nil, "both set"},
-		{"variable and flag", map[string]string{"DISPATCHER_CLIENT_TOKENS": tokC}, []string{"-client-tokens-file", writeFile(t, tokC)}, "both set"},
+		{"variable and file", map[string]string{"DISPATCHER_ADMIN_TOKENS": tokA, "DISPATCHER_ADMIN_TOKENS_FILE": writeFile(t, tokB)}, nil, "given both inline"},
+		{"variable and flag", map[string]string{"DISPATCHER_CLIENT_TOKENS": tokC}, []string{"-client-tokens-file", writeFile(t, tokC)}, "given both inline"},
 		{"empty file", map[string]string{"DISPATCHER_ADMIN_TOKENS_FILE": writeFile(t, " \n,\n")}, nil, "holds no token"},
 		{"only separators", map[string]string{"DISPATCHER_CLIENT_TOKENS": " , "}, nil, "holds no token"},
 		{"missing file", map[string]string{"DISPATCHER_CLIENT_TOKENS_FILE": "/nonexistent/tokens"}, nil, "no such file"},

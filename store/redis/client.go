@@ -1,7 +1,9 @@
 package redis
 
 import (
+	"errors"
 	"fmt"
+	"net/url"
 	"runtime"
 	"time"
 
@@ -67,7 +69,7 @@ func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error
 	case "", "single":
 		opt, err := goredis.ParseURL(url)
 		if err != nil {
-			return nil, fmt.Errorf("redis: DISPATCHER_REDIS_URL: %w", err)
+			return nil, urlError(err)
 		}
 		opt.ContextTimeoutEnabled = true
 		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries,
@@ -79,7 +81,7 @@ func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error
 	case "cluster":
 		opt, err := goredis.ParseClusterURL(url)
 		if err != nil {
-			return nil, fmt.Errorf("redis: DISPATCHER_REDIS_URL: %w", err)
+			return nil, urlError(err)
 		}
 		opt.ContextTimeoutEnabled = true
 		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries,
@@ -92,7 +94,7 @@ func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error
 	case "sentinel":
 		opt, err := goredis.ParseFailoverURL(url)
 		if err != nil {
-			return nil, fmt.Errorf("redis: DISPATCHER_REDIS_URL: %w", err)
+			return nil, urlError(err)
 		}
 		if opt.MasterName == "" {
 			return nil, fmt.Errorf("redis: DISPATCHER_REDIS_URL: sentinel mode needs ?master_name=NAME")
@@ -118,6 +120,15 @@ func withHooks(c goredis.UniversalClient) goredis.UniversalClient {
 	}
 	c.AddHook(busyHook{})
 	return c
+}
+
+// urlError is the error of a Redis URL that did not parse, without the URL,
+// which may hold a password (url.Parse's errors quote it whole).
+func urlError(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return fmt.Errorf("redis: DISPATCHER_REDIS_URL does not parse: %v", ue.Err)
+	}
+	return fmt.Errorf("redis: DISPATCHER_REDIS_URL: %w", err)
 }
 
 // tune sets the fields the URL left at zero; the three option types of

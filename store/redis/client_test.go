@@ -1,6 +1,7 @@
 package redis_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +33,28 @@ func TestNewClientModes(t *testing.T) {
 		if c, err := redis.NewClient(tc.url, tc.mode); err == nil {
 			_ = c.Close()
 			t.Errorf("NewClient(%q, %q): no error", tc.url, tc.mode)
+		}
+	}
+}
+
+// TestNewClientURLErrorsHideThePassword: a URL that does not parse is
+// refused without being quoted, as it may hold a password.
+func TestNewClientURLErrorsHideThePassword(t *testing.T) {
+	for _, mode := range []string{"single", "cluster", "sentinel"} {
+		for _, u := range []string{
+			"redis://:SECRETpw%zz@127.0.0.1:6379/0",
+			"redis://user:SECRETpw@127.0.0.1:port/0?master_name=m",
+			"redis://user:SECRETpw@[::1/0",
+		} {
+			c, err := redis.NewClient(u, mode)
+			if err == nil {
+				_ = c.Close()
+				t.Errorf("NewClient(%q, %s): no error", u, mode)
+				continue
+			}
+			if strings.Contains(err.Error(), "SECRET") {
+				t.Errorf("NewClient(%s): the error shows the password: %v", mode, err)
+			}
 		}
 	}
 }
