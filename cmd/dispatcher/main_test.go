@@ -167,7 +167,9 @@ func TestLogLevel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	quiet := &logSink{addr: make(chan string, 1)}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"-addr", addr, "-log-level", "error"}, envOf(nil), quiet, io.Discard) }()
+	go func() {
+		done <- run(ctx, []string{"-addr", addr, "-log-level", "error"}, envOf(nil), quiet, io.Discard)
+	}()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
