@@ -260,6 +260,46 @@ func outcome(status int, err error) string {
 	}
 }
 
+// failureKind names a request that did not succeed for the report: outcome's
+// word, and for an answer its problem type's slug when body is a problem of
+// the service (503 unavailable and 503 outcome-unknown mean different
+// things: the second batch may have been applied).
+func failureKind(status int, err error, body []byte) string {
+	o := outcome(status, err)
+	if err != nil {
+		return o
+	}
+	if slug := problemSlug(body); slug != "" {
+		return o + " " + slug
+	}
+	return o
+}
+
+// problemSlug returns the slug of a problem+json body's type
+// ("urn:dispatcher:problem:outcome-unknown" gives "outcome-unknown"), or "".
+func problemSlug(body []byte) string {
+	const key = `"type":"`
+	i := bytes.Index(body, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	t := body[i+len(key):]
+	end := bytes.IndexByte(t, '"')
+	if end < 0 {
+		return ""
+	}
+	t = t[:end]
+	if j := bytes.LastIndexAny(t, ":/"); j >= 0 {
+		t = t[j+1:]
+	}
+	for _, c := range t {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return ""
+		}
+	}
+	return string(t)
+}
+
 // ok reports whether a request succeeded.
 func ok(status int, err error) bool { return err == nil && status >= 200 && status < 300 }
 

@@ -44,6 +44,9 @@ type worker struct {
 	latency   histogram // of the window's successful batches
 	completed atomic.Int64
 	complErrs map[string]int64
+	// firstFail is the first error of a request that got no answer, to
+	// say why (connection refused, a reset, TLS) in the report.
+	firstFail string
 	target    int // the next replica, round-robin
 	body      []byte
 	compl     []byte
@@ -180,8 +183,11 @@ func (l *loader) work(ctx context.Context, w *worker) {
 		c.sentOrders.Add(int64(n))
 		if !ok(status, err) {
 			c.failed.Add(1)
-			w.errs[phase][outcome(status, err)]++
+			w.errs[phase][failureKind(status, err, w.resp.Bytes())]++
 			if err != nil {
+				if w.firstFail == "" {
+					w.firstFail = err.Error()
+				}
 				pause(ctx, failurePause)
 			}
 			continue
@@ -212,13 +218,15 @@ func (l *loader) complete(ctx context.Context, w *worker, target, n int) {
 	}
 	status, err := w.conns.do(ctx, "POST", l.complURLs[target], body, "", &w.resp)
 	if !ok(status, err) {
-		w.complErrs[outcome(status, err)]++
+		w.complErrs[failureKind(status, err, w.resp.Bytes())]++
 		return
 	}
+	// An answer without the count (not the service's) completed nothing
+	// that the tool can tell.
 	if done, found := completedCount(w.resp.Bytes()); found {
 		w.completed.Add(done)
 	} else {
-		w.completed.Add(int64(n))
+		w.complErrs["answer without a completed count"]++
 	}
 }
 

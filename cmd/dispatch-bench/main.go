@@ -7,9 +7,10 @@
 //
 // scales creates a pool and registers N Scales fast; run drives batches at
 // one or more replicas for a fixed time and reports orders/s, batches/s,
-// latency percentiles and errors by status; noop serves a trivial handler,
-// so that run can measure the HTTP floor in the same session; plot draws
-// the -json reports of run as an SVG chart of orders/s by batch size.
+// latency percentiles and errors by status and problem type; noop serves
+// a trivial handler, so that run can measure the HTTP floor in the same
+// session; plot draws the -json reports of run as an SVG chart of orders/s
+// by batch size.
 //
 // A session that compares the service with the HTTP floor:
 //
@@ -26,6 +27,11 @@
 // successful batches, from an HDR-style histogram within 0.8 %) cover the
 // measured window only; the totals count the warmup and the requests still
 // in flight when the window closed too, which finish before the report.
+// An answer that is not 2xx counts by its status and problem type ("503
+// outcome-unknown": that batch may have been applied, unlike "503
+// unavailable"); a request without an answer as timeout, canceled or
+// transport, and the report gives the first such error. run exits 1 when
+// no batch succeeded, else 0 whatever the errors: read the report.
 // -json prints the report as JSON.
 //
 // plot draws one line per label and concurrency, both axes on log scales.

@@ -223,6 +223,9 @@ func TestRunFailsWhenNothingSucceeds(t *testing.T) {
 	if rep.Total.Errors["transport"] == 0 {
 		t.Errorf("errors: got %v, want transport errors", rep.Total.Errors)
 	}
+	if !strings.Contains(rep.FirstFailure, "connection refused") {
+		t.Errorf("firstFailure: got %q, want the cause, connection refused", rep.FirstFailure)
+	}
 }
 
 func TestTextReport(t *testing.T) {
@@ -337,6 +340,29 @@ func TestOutcome(t *testing.T) {
 	for _, tt := range tests {
 		if got := outcome(tt.status, tt.err); got != tt.want {
 			t.Errorf("outcome(%d, %v): got %q, want %q", tt.status, tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestFailureKind: an answer is named by its status and its problem type,
+// so that 503 unavailable (nothing applied) and 503 outcome-unknown (maybe
+// applied) are counted apart.
+func TestFailureKind(t *testing.T) {
+	for _, tt := range []struct {
+		status int
+		err    error
+		body   string
+		want   string
+	}{
+		{503, nil, `{"type":"urn:dispatcher:problem:outcome-unknown","title":"Outcome unknown","status":503}`, "503 outcome-unknown"},
+		{503, nil, `{"type":"urn:dispatcher:problem:unavailable","status":503}`, "503 unavailable"},
+		{404, nil, `{"title":"x","type":"https://example.com/probs/no-pool"}`, "404 no-pool"},
+		{502, nil, `<html>bad gateway</html>`, "502"},
+		{500, nil, `{"type":"urn:x:Not A Slug"}`, "500"},
+		{0, errors.New("connection refused"), `{"type":"urn:x:y"}`, "transport"},
+	} {
+		if got := failureKind(tt.status, tt.err, []byte(tt.body)); got != tt.want {
+			t.Errorf("failureKind(%d, %v, %s): got %q, want %q", tt.status, tt.err, tt.body, got, tt.want)
 		}
 	}
 }

@@ -11,7 +11,8 @@ import (
 
 // noopBody is the noop server's answer to every POST and PUT: a small,
 // batch-shaped JSON object. It names no orders, so run -complete against it
-// only works with ids of its own.
+// only works with ids of its own, and holds no completed count, so run
+// reports those completions as answers without a count.
 const noopBody = `{"batchId":"noop","pool":"noop","strategy":"waterfill","createdAt":"2025-01-01T00:00:00.000Z","assignments":[]}` + "\n"
 
 // noopHandler reads the request body, as the service does, and answers

@@ -41,6 +41,9 @@ type loadReport struct {
 	// Completed counts the orders completed through …/completions.
 	Completed        int64            `json:"completed"`
 	CompletionErrors map[string]int64 `json:"completionErrors"`
+	// FirstFailure is the error of the first batch that got no answer
+	// (connection refused, reset, TLS), when one did not.
+	FirstFailure string `json:"firstFailure,omitempty"`
 }
 
 // latencyReport holds percentiles in milliseconds.
@@ -53,7 +56,8 @@ type latencyReport struct {
 }
 
 // tally counts requests: those sent, those answered 2xx, and the others by
-// status code (or timeout, canceled, transport when no answer came).
+// status code and problem type ("503 outcome-unknown"), or timeout,
+// canceled, transport when no answer came.
 type tally struct {
 	SentBatches int64            `json:"sentBatches"`
 	SentOrders  int64            `json:"sentOrders"`
@@ -92,6 +96,9 @@ func (l *loader) report(warmup, window time.Duration) loadReport {
 		r.Completed += w.completed.Load()
 		for k, v := range w.complErrs {
 			r.CompletionErrors[k] += v
+		}
+		if r.FirstFailure == "" {
+			r.FirstFailure = w.firstFail
 		}
 	}
 	if s := window.Seconds(); s > 0 {
@@ -136,6 +143,9 @@ func writeLoadReport(w io.Writer, r loadReport, asJSON bool) error {
 	fmt.Fprintf(&b, "window        %d orders in %d batches ok; errors %s\n", r.Window.Orders, r.Window.Batches, errorList(r.Window.Errors))
 	fmt.Fprintf(&b, "total sent    %d orders in %d batches; ok %d orders in %d batches; errors %s\n",
 		r.Total.SentOrders, r.Total.SentBatches, r.Total.Orders, r.Total.Batches, errorList(r.Total.Errors))
+	if r.FirstFailure != "" {
+		fmt.Fprintf(&b, "no answer     first: %s\n", r.FirstFailure)
+	}
 	if r.Complete {
 		fmt.Fprintf(&b, "completed     %d orders; errors %s\n", r.Completed, errorList(r.CompletionErrors))
 	}
@@ -149,7 +159,8 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// errorList prints errors by status as "503: 12, transport: 3", or "none".
+// errorList prints errors by kind as "503 unavailable: 12, transport: 3",
+// or "none".
 func errorList(errs map[string]int64) string {
 	if len(errs) == 0 {
 		return "none"

@@ -129,7 +129,7 @@ func TestRunAgainstAMissingPool(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("report is not JSON: %v\n%s", err, out)
 	}
-	if rep.Total.Errors["404"] != rep.Total.SentBatches || rep.Total.SentBatches == 0 {
-		t.Errorf("errors: got %v of %d batches, want all 404", rep.Total.Errors, rep.Total.SentBatches)
+	if rep.Total.Errors["404 pool-not-found"] != rep.Total.SentBatches || rep.Total.SentBatches == 0 {
+		t.Errorf("errors: got %v of %d batches, want all 404 pool-not-found", rep.Total.Errors, rep.Total.SentBatches)
 	}
 }
