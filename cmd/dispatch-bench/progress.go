@@ -66,10 +66,15 @@ func startProgress(w io.Writer, enabled bool, start time.Time, sample func() pro
 	return p
 }
 
-// progressLine formats cur, with rates over the dt since prev.
+// progressLine formats cur, with rates over the dt since prev, under the
+// phase of that interval: "warmup→measure" for one in which it changed.
 func progressLine(elapsed, dt time.Duration, prev, cur progressSample) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%6.1fs %-7s", elapsed.Seconds(), cur.phase)
+	phase := cur.phase
+	if prev.phase != "" && prev.phase != cur.phase {
+		phase = prev.phase + "→" + cur.phase
+	}
+	fmt.Fprintf(&b, "%6.1fs %-7s", elapsed.Seconds(), phase)
 	for i, t := range cur.totals {
 		rate := 0.0
 		if i < len(prev.totals) && dt > 0 {
