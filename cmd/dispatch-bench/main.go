@@ -30,7 +30,7 @@
 // An answer that is not 2xx counts by its status and problem type ("503
 // outcome-unknown": that batch may have been applied, unlike "503
 // unavailable"); a request without an answer as timeout, canceled or
-// transport, and the report gives the first such error. run exits 1 when
+// transport, and the report gives one such error. run exits 1 when
 // no batch succeeded, else 0 whatever the errors: read the report.
 // -json prints the report as JSON.
 //

@@ -41,8 +41,8 @@ type loadReport struct {
 	// Completed counts the orders completed through …/completions.
 	Completed        int64            `json:"completed"`
 	CompletionErrors map[string]int64 `json:"completionErrors"`
-	// FirstFailure is the error of the first batch that got no answer
-	// (connection refused, reset, TLS), when one did not.
+	// FirstFailure is the error of a batch that got no answer (connection
+	// refused, reset, TLS): the first of the first worker that had one.
 	FirstFailure string `json:"firstFailure,omitempty"`
 }
 

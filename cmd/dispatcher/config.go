@@ -124,23 +124,33 @@ Flags:
 		fs.StringVar(p, flagName, *p, usageOf(usage, envName))
 	}
 	num := func(p *int, flagName, envName, usage string) {
-		fromEnv(flagName, envName, func(v string) (err error) {
-			if *p, err = strconv.Atoi(v); err != nil {
+		fromEnv(flagName, envName, func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
 				return fmt.Errorf("%q is not an integer", v)
 			}
+			*p = n
 			return nil
 		})
 		fs.IntVar(p, flagName, *p, usageOf(usage, envName))
 	}
 	dur := func(p *time.Duration, flagName, envName, usage string) {
-		fromEnv(flagName, envName, func(v string) (err error) { *p, err = time.ParseDuration(v); return err })
+		fromEnv(flagName, envName, func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err == nil {
+				*p = d
+			}
+			return err
+		})
 		fs.DurationVar(p, flagName, *p, usageOf(usage, envName))
 	}
 	boolean := func(p *bool, flagName, envName, usage string) {
-		fromEnv(flagName, envName, func(v string) (err error) {
-			if *p, err = strconv.ParseBool(v); err != nil {
+		fromEnv(flagName, envName, func(v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
 				return fmt.Errorf("%q is not true or false", v)
 			}
+			*p = b
 			return nil
 		})
 		fs.BoolVar(p, flagName, *p, usageOf(usage, envName))
@@ -168,7 +178,14 @@ Flags:
 	dur(&c.IdleTimeout, "idle-timeout", "IDLE_TIMEOUT", "how long an idle keep-alive connection stays open")
 	boolean(&c.Coalesce, "coalesce", "COALESCE", "merge the concurrent batches of one pool into shared Redis calls; false sends each batch alone")
 	num(&c.CoalesceCalls, "coalesce-calls", "COALESCE_CALLS", "Redis calls of one pool in flight per replica when coalescing; batches beyond wait and share the next call")
-	fromEnv("log-level", "LOG_LEVEL", func(v string) error { return c.LogLevel.UnmarshalText([]byte(v)) })
+	fromEnv("log-level", "LOG_LEVEL", func(v string) error {
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(v)); err != nil {
+			return err
+		}
+		c.LogLevel = l
+		return nil
+	})
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, usageOf("least level logged: debug, info (a line per request), warn or error", "LOG_LEVEL"))
 	str(&c.DebugAddr, "debug-addr", "DEBUG_ADDR", "listen address of the pprof debug listener, e.g. 127.0.0.1:6060; empty serves none")
 	num(&c.MetricsMaxPools, "metrics-max-pools", "METRICS_MAX_POOLS", "distinct pool labels in the metrics; further pools are reported as _other")
@@ -193,17 +210,25 @@ Flags:
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	c.MaxBody = int64(body)
-	var err error
-	if c.RedisURL, err = loadRedisURL(c.RedisURL, redisURLFile); err != nil {
-		errs = append(errs, err)
+	// (A variable that does not parse leaves its field at the default, so
+	// that the range checks below report nothing made up.)
+	url, urlErr := loadRedisURL(c.RedisURL, redisURLFile)
+	if urlErr != nil {
+		errs = append(errs, urlErr)
 	}
+	c.RedisURL = url
+	var err error
 	if c.AdminTokens, err = loadTokens("ADMIN_TOKENS", env("ADMIN_TOKENS"), adminFile); err != nil {
 		errs = append(errs, err)
 	}
 	if c.ClientTokens, err = loadTokens("CLIENT_TOKENS", env("CLIENT_TOKENS"), clientFile); err != nil {
 		errs = append(errs, err)
 	}
-	return c, errors.Join(append(errs, c.Validate())...)
+	v := c
+	if urlErr != nil {
+		v.RedisURL = "(unread)" // its error is listed; no check that needs a URL adds another
+	}
+	return c, errors.Join(append(errs, v.Validate())...)
 }
 
 // Validate reports every setting that is out of range.

@@ -140,6 +140,17 @@ func TestParseConfigListsEveryProblem(t *testing.T) {
 			t.Errorf("got error %v, want one naming %s", err, want)
 		}
 	}
+	// A variable that does not parse leaves the default, which no range
+	// check then reports.
+	_, err = parseConfig(nil, envOf(map[string]string{
+		"DISPATCHER_WRITE_TIMEOUT": "soon", "DISPATCHER_READ_TIMEOUT": "later", "DISPATCHER_MAX_BATCH": "abc",
+		"DISPATCHER_REDIS_URL_FILE": "/nonexistent/url", "DISPATCHER_REDIS_WAIT_REPLICAS": "1",
+	}), io.Discard)
+	for _, madeUp := range []string{"write timeout 0s", "read timeout 0s", "max batch 0", "needs DISPATCHER_REDIS_URL"} {
+		if err == nil || strings.Contains(err.Error(), madeUp) {
+			t.Errorf("got error %v, want one without %q", err, madeUp)
+		}
+	}
 	c, err := parseConfig([]string{"-max-batch", "5"}, envOf(map[string]string{"DISPATCHER_MAX_BATCH": "abc"}), io.Discard)
 	if err != nil || c.MaxBatch != 5 {
 		t.Errorf("-max-batch 5 over DISPATCHER_MAX_BATCH=abc: max batch %d, %v; want 5, nil", c.MaxBatch, err)

@@ -40,19 +40,29 @@ func checkRedis(ctx context.Context, s *redis.Store, mode string, log *slog.Logg
 	return nil
 }
 
+// configReplies are the error replies of a Redis that turns this
+// configuration away for good: credentials or rights refused, a database
+// it does not have, cluster mode against a server without it (or the
+// reverse), a server in protected mode. Other replies (loading, a replica,
+// a failover, a busy script, a Sentinel that does not know the master yet)
+// may pass.
+var configReplies = []string{
+	"WRONGPASS", "NOAUTH", "NOPERM", "DENIED",
+	"ERR DB index is out of range", "ERR This instance has cluster support disabled",
+	"ERR SELECT is not allowed in cluster mode",
+}
+
 // refused reports whether err is Redis turning the dispatcher away, rather
-// than Redis being out of reach: credentials or rights refused, or any
-// other error reply that waiting will not change (redis.Refuses: a database
-// that does not exist, cluster mode against a server without it).
+// than Redis being out of reach or not ready yet.
 func refused(err error) bool {
 	var re goredis.Error
 	if errors.As(err, &re) {
-		for _, p := range []string{"WRONGPASS", "NOAUTH", "NOPERM"} {
+		for _, p := range configReplies {
 			if strings.HasPrefix(re.Error(), p) {
 				return true
 			}
 		}
-		return redis.Refuses(err)
+		return false
 	}
 	var verify *tls.CertificateVerificationError
 	var header tls.RecordHeaderError

@@ -172,6 +172,22 @@ func TestRunRefusedByRedis(t *testing.T) {
 			t.Errorf("no warning that Redis does not answer; log:\n%s", sink)
 		}
 	})
+	// A Sentinel that does not monitor the master yet (an orchestrated
+	// bring-up) answers nil: not a refusal.
+	t.Run("master not known yet", func(t *testing.T) {
+		primary := redistest.Start(t)
+		sentinel := redistest.StartSentinel(t, "other", primary)
+		addr, sink := startRun(t, nil, map[string]string{
+			"DISPATCHER_REDIS_MODE": "sentinel",
+			"DISPATCHER_REDIS_URL":  fmt.Sprintf("redis://%s/0?master_name=dispatch", sentinel.Addr()),
+		})
+		if code, _ := get(t, "http://"+addr+"/readyz", ""); code != http.StatusServiceUnavailable {
+			t.Errorf("readyz without the master: got %d, want 503", code)
+		}
+		if !strings.Contains(sink.String(), "does not answer yet") {
+			t.Errorf("no warning that Redis does not answer; log:\n%s", sink)
+		}
+	})
 }
 
 // TestRunSentinelMode runs the service through Redis Sentinel, named by

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"runtime"
+	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -69,7 +70,7 @@ func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error
 	case "", "single":
 		opt, err := goredis.ParseURL(url)
 		if err != nil {
-			return nil, urlError(err)
+			return nil, urlError(url, err)
 		}
 		opt.ContextTimeoutEnabled = true
 		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries,
@@ -81,7 +82,7 @@ func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error
 	case "cluster":
 		opt, err := goredis.ParseClusterURL(url)
 		if err != nil {
-			return nil, urlError(err)
+			return nil, urlError(url, err)
 		}
 		opt.ContextTimeoutEnabled = true
 		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout, &opt.MaxRetries,
@@ -94,7 +95,7 @@ func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error
 	case "sentinel":
 		opt, err := goredis.ParseFailoverURL(url)
 		if err != nil {
-			return nil, urlError(err)
+			return nil, urlError(url, err)
 		}
 		if opt.MasterName == "" {
 			return nil, fmt.Errorf("redis: DISPATCHER_REDIS_URL: sentinel mode needs ?master_name=NAME")
@@ -122,9 +123,15 @@ func withHooks(c goredis.UniversalClient) goredis.UniversalClient {
 	return c
 }
 
-// urlError is the error of a Redis URL that did not parse, without the URL,
-// which may hold a password (url.Parse's errors quote it whole).
-func urlError(err error) error {
+// urlError is the error of Redis URL u that did not parse. The parsers
+// quote what they could not read, which may be part of a password (one
+// with a '/', '#' or '?' that was not percent-encoded ends the user
+// information early): a URL with user information gets no parser text.
+func urlError(u string, err error) error {
+	if strings.Contains(u, "@") {
+		return errors.New("redis: DISPATCHER_REDIS_URL does not parse (its error is not shown, as it may quote the password): " +
+			"percent-encode the characters / # ? @ % : in the user name and password")
+	}
 	if ue, ok := errors.AsType[*url.Error](err); ok {
 		return fmt.Errorf("redis: DISPATCHER_REDIS_URL does not parse: %v", ue.Err)
 	}

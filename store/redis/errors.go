@@ -135,15 +135,6 @@ func unavailable(err error) error {
 	return fmt.Errorf("%w: redis: %w", dispatch.ErrUnavailable, err)
 }
 
-// Refuses reports whether err is an error reply of a Redis that is up and
-// answering, other than the replies of a server that cannot serve for now
-// (loading, a failover, a busy script, a missing permission that an
-// administrator may grant): a database that does not exist, a Cluster
-// client on a server without cluster support, a command misused. At
-// start-up such a reply is a configuration error that waiting will not
-// mend.
-func Refuses(err error) bool { return isBug(err) }
-
 // isBug reports whether err is an error reply of a Redis that is up and
 // serving: a script that failed, a command misused.
 func isBug(err error) bool {
