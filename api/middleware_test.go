@@ -88,6 +88,17 @@ func TestStoreUnavailable(t *testing.T) {
 	e.must(t, http.StatusOK, nil, "GET", "/healthz", "")
 }
 
+// TestNotSentIsUnavailable: a dispatch the store proves it did not send
+// (dispatch.ErrNotSent) is 503 unavailable, without a batchId: nothing is
+// in doubt.
+func TestNotSentIsUnavailable(t *testing.T) {
+	e := newFaultyEnv(t, fmt.Errorf("%w: redis: not answering", dispatch.ErrNotSent), false)
+	resp := e.must(t, http.StatusServiceUnavailable, nil, "POST", "/v1/pools/p/batches", ordersJSON("o-1"))
+	if p := resp.problem(t); p.Type != problemPrefix+"unavailable" || p.BatchID != "" {
+		t.Errorf("got %s, want unavailable without a batchId", resp.body)
+	}
+}
+
 func TestOutcomeUnknown(t *testing.T) {
 	e := newFaultyEnv(t, &dispatch.IndeterminateError{Err: errors.New("i/o timeout")}, false)
 	resp := e.must(t, http.StatusServiceUnavailable, nil, "POST", "/v1/pools/p/batches", ordersJSON("o-1"), "Idempotency-Key", "k-1")

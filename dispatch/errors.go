@@ -73,6 +73,12 @@ var (
 // ErrUnavailable means the store is unreachable or did not answer (HTTP 503).
 var ErrUnavailable = errors.New("store unavailable")
 
+// ErrNotSent is an ErrUnavailable of a store that proves it sent nothing
+// (its client held the call back while the store was not answering):
+// nothing was applied, so a dispatch that fails with it is not
+// indeterminate, and a retry is safe.
+var ErrNotSent = fmt.Errorf("%w: not sent", ErrUnavailable)
+
 // IndeterminateError is a dispatch whose outcome is unknown: the store may
 // have applied the batch but did not answer, or did not confirm that enough
 // replicas hold it. BatchID names the batch so the

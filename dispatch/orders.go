@@ -42,10 +42,11 @@ func (s *Service) Dispatch(ctx context.Context, in DispatchInput) (Batch, bool, 
 
 // indeterminate returns the error of a store that failed to dispatch req.
 // A store that failed may still have applied the batch (a reply lost,
-// then a retry that could not connect): only here is the batch id known
-// for every failure, so the caller always learns it.
+// then a retry that could not connect), unless it says ErrNotSent: only
+// here is the batch id known for every failure, so the caller always
+// learns it.
 func indeterminate(req DispatchRequest, err error) error {
-	if _, ok := errors.AsType[*IndeterminateError](err); !ok && !req.DryRun && errors.Is(err, ErrUnavailable) {
+	if _, ok := errors.AsType[*IndeterminateError](err); !ok && !req.DryRun && errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrNotSent) {
 		err = &IndeterminateError{BatchID: req.BatchID, Err: err}
 	}
 	return err

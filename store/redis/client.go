@@ -111,15 +111,20 @@ func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error
 	return nil, fmt.Errorf("redis: DISPATCHER_REDIS_MODE %q: want single, cluster or sentinel", mode)
 }
 
-// withHooks adds the hooks every client of NewClient has: busyHook, on a
-// Cluster to the client of each node, through which every command goes
-// (waitReplicas talks to a node's client directly).
+// withHooks adds the hooks every client of NewClient has: a breaker, then
+// busyHook; on a Cluster to the client of each node, through which every
+// command goes (waitReplicas talks to a node's client directly), so that
+// one node that stops answering does not stop the others' pools.
 func withHooks(c goredis.UniversalClient) goredis.UniversalClient {
+	add := func(c interface{ AddHook(goredis.Hook) }) {
+		c.AddHook(newBreaker())
+		c.AddHook(busyHook{})
+	}
 	if cc, ok := c.(*goredis.ClusterClient); ok {
-		cc.OnNewNode(func(n *goredis.Client) { n.AddHook(busyHook{}) })
+		cc.OnNewNode(func(n *goredis.Client) { add(n) })
 		return c
 	}
-	c.AddHook(busyHook{})
+	add(c)
 	return c
 }
 

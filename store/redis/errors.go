@@ -151,11 +151,11 @@ func isBug(err error) bool {
 }
 
 // notSent reports whether err proves that the command never reached Redis:
-// no connection could be made or taken from the pool. After any other
-// failure a script may have run.
+// no connection could be made or taken from the pool, or the breaker held
+// it back. After any other failure a script may have run.
 func notSent(err error) bool {
 	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
+	if errors.As(err, &op) && op.Op == "dial" || errors.Is(err, ErrNotAnswering) {
 		return true
 	}
 	return errors.Is(err, goredis.ErrPoolTimeout) || errors.Is(err, goredis.ErrClosed)
@@ -168,6 +168,9 @@ func notSent(err error) bool {
 func dispatchFailure(ctx context.Context, err error, req dispatch.DispatchRequest) error {
 	if _, ok := asScriptError(err); ok {
 		return translate(err, req.Pool)
+	}
+	if errors.Is(err, ErrNotAnswering) {
+		return fmt.Errorf("%w: redis: %w", dispatch.ErrNotSent, err)
 	}
 	if req.DryRun || notSent(err) || isBug(err) {
 		return unavailable(err)

@@ -1,0 +1,152 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// A Redis that stops answering without closing its connections (a hung
+// process, a host that froze, a partition that drops packets) holds every
+// command for the read timeout, three times with go-redis's retries: some
+// 9 s with NewClient's settings, for every request, for as long as it
+// lasts. breaker fails commands at once instead, without sending them, once
+// breakerTrips commands in a row have failed with a timeout; it lets one
+// command through every breakerProbe, and the first that gets an answer
+// (a reply, an error reply included) closes it again. Each client of
+// NewClient has one, on a Cluster each node's client.
+const breakerTrips = 3
+
+// breakerProbe is how often an open breaker lets a command through (a
+// variable for the tests).
+var breakerProbe = time.Second
+
+// ErrNotAnswering is the error of a command that a client did not send
+// because Redis had stopped answering (breaker): nothing was sent, so
+// nothing was applied.
+var ErrNotAnswering = errors.New("not sent: Redis has not answered the last commands in time; commands fail at once until one gets an answer")
+
+// breaker counts a client's timeouts in a row and short-circuits commands
+// while open.
+type breaker struct {
+	// calm is set while the breaker is closed and counts no timeout: the
+	// usual case, which a command passes without taking mu.
+	calm      atomic.Bool
+	mu        sync.Mutex
+	fails     int       // commands in a row that failed with a timeout
+	open      bool      // failing commands at once
+	lastProbe time.Time // when an open breaker last let a command through
+	probing   bool      // that command has not finished
+}
+
+// newBreaker returns a closed breaker.
+func newBreaker() *breaker {
+	b := &breaker{}
+	b.calm.Store(true)
+	return b
+}
+
+// allow reports whether a command may be sent now, and whether it is the
+// probe of an open breaker.
+func (b *breaker) allow(now time.Time) (ok, probe bool) {
+	if b.calm.Load() {
+		return true, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.open {
+		return true, false
+	}
+	if b.probing || now.Sub(b.lastProbe) < breakerProbe {
+		return false, false
+	}
+	b.probing, b.lastProbe = true, now
+	return true, true
+}
+
+// done records the outcome of a command that was sent.
+func (b *breaker) done(now time.Time, probe bool, err error) {
+	if b.calm.Load() && !timedOut(err) {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if probe {
+		b.probing = false
+	}
+	switch {
+	case timedOut(err):
+		if b.fails++; b.fails >= breakerTrips && !b.open {
+			b.open, b.lastProbe = true, now
+		}
+	case answered(err):
+		b.fails, b.open = 0, false
+	}
+	b.calm.Store(b.fails == 0 && !b.open)
+	// Other failures (a refused dial, a cancelled caller) say nothing of
+	// whether Redis answers; go-redis fails refused dials fast itself.
+}
+
+// timedOut reports whether err is a command that got no answer in time.
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// answered reports whether err (nil included) came with an answer of Redis.
+func answered(err error) bool {
+	if err == nil || errors.Is(err, goredis.Nil) {
+		return true
+	}
+	_, ok := replyText(err)
+	return ok
+}
+
+func (b *breaker) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+// handshake names the commands go-redis sends to set up a new connection,
+// through the client's hooks: the breaker lets them by, so that a probe
+// that needs a new connection can get one; their failures reach the
+// command that waited for the connection, which counts.
+var handshake = map[string]bool{"hello": true, "auth": true, "client": true, "select": true, "readonly": true}
+
+func (b *breaker) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		if handshake[cmd.Name()] {
+			return next(ctx, cmd)
+		}
+		ok, probe := b.allow(time.Now())
+		if !ok {
+			return ErrNotAnswering
+		}
+		err := next(ctx, cmd)
+		b.done(time.Now(), probe, err)
+		return err
+	}
+}
+
+func (b *breaker) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		if !slices.ContainsFunc(cmds, func(c goredis.Cmder) bool { return !handshake[c.Name()] }) {
+			return next(ctx, cmds)
+		}
+		ok, probe := b.allow(time.Now())
+		if !ok {
+			for _, c := range cmds {
+				c.SetErr(ErrNotAnswering)
+			}
+			return ErrNotAnswering
+		}
+		err := next(ctx, cmds)
+		b.done(time.Now(), probe, err)
+		return err
+	}
+}
+
+var _ goredis.Hook = (*breaker)(nil)
