@@ -20,7 +20,8 @@ import (
 // breakerTrips commands in a row have failed with a timeout; it lets one
 // command through every breakerProbe, and the first that gets an answer
 // (a reply, an error reply included) closes it again. Each client of
-// NewClient has one, on a Cluster each node's client.
+// NewClient has one, on a Cluster each node's client. Failures after the
+// caller's own context ended do not count.
 const breakerTrips = 3
 
 // breakerProbe is how often an open breaker lets a command through (a
@@ -117,17 +118,18 @@ func (b *breaker) DialHook(next goredis.DialHook) goredis.DialHook { return next
 var handshake = map[string]bool{"hello": true, "auth": true, "client": true, "select": true, "readonly": true}
 
 func (b *breaker) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
-	return func(ctx context.Context, cmd goredis.Cmder) error {
+	return func(ctx context.Context, cmd goredis.Cmder) (err error) {
 		if handshake[cmd.Name()] {
 			return next(ctx, cmd)
 		}
 		ok, probe := b.allow(time.Now())
 		if !ok {
-			return ErrNotAnswering
+			return heldBack(ctx)
 		}
-		err := next(ctx, cmd)
-		b.done(time.Now(), probe, err)
-		return err
+		markSent(ctx)
+		err = errPanicked // until next returns
+		defer func() { b.done(time.Now(), probe, verdict(ctx, err)) }()
+		return next(ctx, cmd)
 	}
 }
 
@@ -138,14 +140,77 @@ func (b *breaker) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.
 		}
 		ok, probe := b.allow(time.Now())
 		if !ok {
+			err := heldBack(ctx)
 			for _, c := range cmds {
-				c.SetErr(ErrNotAnswering)
+				c.SetErr(err)
 			}
-			return ErrNotAnswering
+			return err
 		}
-		err := next(ctx, cmds)
-		b.done(time.Now(), probe, err)
+		markSent(ctx)
+		err := errPanicked // until next returns
+		defer func() { b.done(time.Now(), probe, verdict(ctx, err)) }()
+		err = next(ctx, cmds)
 		return err
+	}
+}
+
+// errPanicked and errCallerGone are outcomes that say nothing of whether
+// Redis answers: a panic below the hook, and a failure after the caller's
+// own context ended (a /readyz with its 1 s, a client that left), which a
+// healthy Redis busy with another's long script may cause.
+var (
+	errPanicked   = errors.New("panicked")
+	errCallerGone = errors.New("the caller's context ended")
+)
+
+// verdict is the outcome of a command for the breaker.
+func verdict(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return errCallerGone
+	}
+	return err
+}
+
+// ErrHeldBack is the error of a command that a Cluster client sent to a
+// node, and then, retrying or following a redirection, found held back by
+// that node's breaker: an earlier attempt was sent, so it may have run.
+var ErrHeldBack = errors.New("redis: not answering; the command was held back after an earlier attempt was sent")
+
+// sentKey marks the context of one command of a Cluster client (attempts),
+// whose redirections and retries call a node's client, and its breaker,
+// again: the mark records that an attempt went out.
+type sentKey struct{}
+
+// heldBack is the error of a command the breaker holds back: ErrNotAnswering,
+// unless an earlier attempt of the same command was sent.
+func heldBack(ctx context.Context) error {
+	if s, ok := ctx.Value(sentKey{}).(*atomic.Bool); ok && s.Load() {
+		return ErrHeldBack
+	}
+	return ErrNotAnswering
+}
+
+func markSent(ctx context.Context) {
+	if s, ok := ctx.Value(sentKey{}).(*atomic.Bool); ok {
+		s.Store(true)
+	}
+}
+
+// attempts is the hook of a Cluster client that gives each of its commands
+// and pipelines the mark of sentKey, above its retries and redirections.
+type attempts struct{}
+
+func (attempts) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (attempts) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		return next(context.WithValue(ctx, sentKey{}, new(atomic.Bool)), cmd)
+	}
+}
+
+func (attempts) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		return next(context.WithValue(ctx, sentKey{}, new(atomic.Bool)), cmds)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,5 +61,61 @@ func TestBreakerStates(t *testing.T) {
 	}
 	if !errors.Is(ErrNotAnswering, ErrNotAnswering) || !notSent(ErrNotAnswering) {
 		t.Error("ErrNotAnswering does not read as not sent")
+	}
+}
+
+// TestBreakerProbePanics: a probe that panics below the hook does not keep
+// the breaker from probing again.
+func TestBreakerProbePanics(t *testing.T) {
+	defer SetBreakerProbe(time.Millisecond)()
+	b := newBreaker()
+	for range breakerTrips {
+		b.done(time.Now(), false, context.DeadlineExceeded)
+	}
+	cmd := func() goredis.Cmder { return goredis.NewCmd(context.Background(), "get", "k") }
+	boom := b.ProcessHook(func(context.Context, goredis.Cmder) error { panic("boom") })
+	time.Sleep(2 * time.Millisecond)
+	func() {
+		defer func() { _ = recover() }()
+		_ = boom(context.Background(), cmd())
+	}()
+	answers := b.ProcessHook(func(context.Context, goredis.Cmder) error { return nil })
+	time.Sleep(2 * time.Millisecond)
+	if err := answers(context.Background(), cmd()); err != nil {
+		t.Fatalf("after a probe panicked, a command Redis answers: %v", err)
+	}
+	if !b.calm.Load() {
+		t.Error("the answer did not close the breaker")
+	}
+}
+
+// TestBreakerCallerDeadlines: failures after the caller's own context ended
+// do not count, and a command held back after an earlier attempt of it was
+// sent (a Cluster client's retry) is not ErrNotAnswering.
+func TestBreakerCallerDeadlines(t *testing.T) {
+	b := newBreaker()
+	timesOut := b.ProcessHook(func(ctx context.Context, _ goredis.Cmder) error {
+		<-ctx.Done()
+		return fmt.Errorf("read: %w", os.ErrDeadlineExceeded)
+	})
+	for range 2 * breakerTrips {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		_ = timesOut(ctx, goredis.NewCmd(ctx, "ping"))
+		cancel()
+	}
+	if !b.calm.Load() {
+		t.Fatal("timeouts of callers' own deadlines opened the breaker")
+	}
+	for range breakerTrips {
+		b.done(time.Now(), false, context.DeadlineExceeded)
+	}
+	sent := new(atomic.Bool)
+	ctx := context.WithValue(context.Background(), sentKey{}, sent)
+	if err := heldBack(ctx); !errors.Is(err, ErrNotAnswering) {
+		t.Errorf("held back before any attempt: %v, want ErrNotAnswering", err)
+	}
+	markSent(ctx)
+	if err := heldBack(ctx); errors.Is(err, ErrNotAnswering) || !errors.Is(err, ErrHeldBack) || notSent(err) {
+		t.Errorf("held back after an attempt was sent: %v, want ErrHeldBack, not 'not sent'", err)
 	}
 }

@@ -3,8 +3,12 @@ package redis_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/dispatcher/dispatcher/dispatch"
 	"github.com/dispatcher/dispatcher/store/redis"
@@ -69,6 +73,61 @@ func TestBreakerWhileRedisHangs(t *testing.T) {
 	for i := range 3 {
 		if err := st.Ping(ctx); err != nil {
 			t.Fatalf("ping %d after the probe: %v", i, err)
+		}
+	}
+}
+
+// TestBreakerClusterRetries: on a Cluster the breaker sits on each node's
+// client, below the cluster client's retries and redirections. Dispatches
+// into a pool whose primary hangs may be sent, time out and be held back
+// on a later attempt: none of them may claim ErrNotSent and yet have been
+// applied.
+func TestBreakerClusterRetries(t *testing.T) {
+	nodes := redistest.StartCluster(t, 3)
+	c, err := redis.NewClient(redistest.ClusterURL(nodes)+"&read_timeout=200ms", "cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
+	ctx := context.Background()
+	mustPool(t, svc, "p", "A")
+	if _, _, err := svc.Dispatch(ctx, dispatch.DispatchInput{Pool: "p", Orders: []dispatch.OrderInput{{ID: "warm"}}}); err != nil {
+		t.Fatal(err)
+	}
+	primary, err := c.(*goredis.ClusterClient).MasterForKey(ctx, "dispatch:{pool:p}:meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hung *redistest.Server
+	for _, n := range nodes {
+		if n.Addr() == primary.Options().Addr {
+			hung = n
+		}
+	}
+	hung.Pause()
+	const n = 10
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			_, _, errs[i] = svc.Dispatch(ctx, dispatch.DispatchInput{Pool: "p", Orders: []dispatch.OrderInput{{ID: fmt.Sprint("o", i)}}})
+		})
+	}
+	wg.Wait()
+	hung.Resume()
+	check, err := redis.NewClient(redistest.ClusterURL(nodes), "cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = check.Close() })
+	reader := dispatch.NewService(redis.New(check, redis.Options{}), dispatch.Config{})
+	for i, e := range errs {
+		if e == nil || !errors.Is(e, dispatch.ErrNotSent) {
+			continue
+		}
+		if _, err := reader.GetOrder(ctx, "p", fmt.Sprint("o", i)); err == nil {
+			t.Errorf("dispatch o%d answered %v (not sent, a retry is safe), but it was applied", i, e)
 		}
 	}
 }

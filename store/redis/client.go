@@ -121,6 +121,7 @@ func withHooks(c goredis.UniversalClient) goredis.UniversalClient {
 		c.AddHook(busyHook{})
 	}
 	if cc, ok := c.(*goredis.ClusterClient); ok {
+		cc.AddHook(attempts{})
 		cc.OnNewNode(func(n *goredis.Client) { add(n) })
 		return c
 	}
