@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"errors"
-	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -71,9 +70,15 @@ func (b *breaker) allow(now time.Time) (ok, probe bool) {
 	return true, true
 }
 
-// done records the outcome of a command that was sent.
+// done records the outcome of a command that was sent, as the metrics
+// classify it (errorCode): a timeout counts, an answer (a reply, an error
+// reply included: no code, or a reply's word) closes; the rest (a refused
+// dial, a pool timeout, a cancelled caller) says nothing of whether Redis
+// answers, and go-redis fails refused dials fast itself.
 func (b *breaker) done(now time.Time, probe bool, err error) {
-	if b.calm.Load() && !timedOut(err) {
+	code := errorCode(err)
+	timedOut := code == codeDeadline || code == codeTimeout
+	if b.calm.Load() && !timedOut {
 		return
 	}
 	b.mu.Lock()
@@ -81,32 +86,16 @@ func (b *breaker) done(now time.Time, probe bool, err error) {
 	if probe {
 		b.probing = false
 	}
-	switch {
-	case timedOut(err):
+	switch code {
+	case codeDeadline, codeTimeout:
 		if b.fails++; b.fails >= breakerTrips && !b.open {
 			b.open, b.lastProbe = true, now
 		}
-	case answered(err):
+	case codeNetwork, codePoolTimeout, codeCanceled:
+	default:
 		b.fails, b.open = 0, false
 	}
 	b.calm.Store(b.fails == 0 && !b.open)
-	// Other failures (a refused dial, a cancelled caller) say nothing of
-	// whether Redis answers; go-redis fails refused dials fast itself.
-}
-
-// timedOut reports whether err is a command that got no answer in time.
-func timedOut(err error) bool {
-	var ne net.Error
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
-}
-
-// answered reports whether err (nil included) came with an answer of Redis.
-func answered(err error) bool {
-	if err == nil || errors.Is(err, goredis.Nil) {
-		return true
-	}
-	_, ok := replyText(err)
-	return ok
 }
 
 func (b *breaker) DialHook(next goredis.DialHook) goredis.DialHook { return next }
@@ -181,17 +170,23 @@ var ErrHeldBack = errors.New("redis: not answering; the command was held back af
 // again: the mark records that an attempt went out.
 type sentKey struct{}
 
+// sentMark returns the mark of ctx, or nil outside a Cluster client.
+func sentMark(ctx context.Context) *atomic.Bool {
+	s, _ := ctx.Value(sentKey{}).(*atomic.Bool)
+	return s
+}
+
 // heldBack is the error of a command the breaker holds back: ErrNotAnswering,
 // unless an earlier attempt of the same command was sent.
 func heldBack(ctx context.Context) error {
-	if s, ok := ctx.Value(sentKey{}).(*atomic.Bool); ok && s.Load() {
+	if s := sentMark(ctx); s != nil && s.Load() {
 		return ErrHeldBack
 	}
 	return ErrNotAnswering
 }
 
 func markSent(ctx context.Context) {
-	if s, ok := ctx.Value(sentKey{}).(*atomic.Bool); ok {
+	if s := sentMark(ctx); s != nil {
 		s.Store(true)
 	}
 }

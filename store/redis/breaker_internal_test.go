@@ -10,6 +10,8 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/dispatcher/dispatcher/dispatch"
 )
 
 // replyErr is an error reply of Redis, as goredis.Error sees one.
@@ -59,8 +61,9 @@ func TestBreakerStates(t *testing.T) {
 			t.Fatalf("step %d at %v: sent %v, want %v (fails %d, open %v)", i, step.at, got, step.want, b.fails, b.open)
 		}
 	}
-	if !errors.Is(ErrNotAnswering, ErrNotAnswering) || !notSent(ErrNotAnswering) {
-		t.Error("ErrNotAnswering does not read as not sent")
+	req := dispatch.DispatchRequest{Pool: "p", BatchID: "b"}
+	if err := dispatchFailure(context.Background(), ErrNotAnswering, req); !errors.Is(err, dispatch.ErrNotSent) {
+		t.Errorf("a dispatch held back: %v, want dispatch.ErrNotSent", err)
 	}
 }
 
@@ -115,7 +118,12 @@ func TestBreakerCallerDeadlines(t *testing.T) {
 		t.Errorf("held back before any attempt: %v, want ErrNotAnswering", err)
 	}
 	markSent(ctx)
-	if err := heldBack(ctx); errors.Is(err, ErrNotAnswering) || !errors.Is(err, ErrHeldBack) || notSent(err) {
+	err := heldBack(ctx)
+	if errors.Is(err, ErrNotAnswering) || !errors.Is(err, ErrHeldBack) || notSent(err) {
 		t.Errorf("held back after an attempt was sent: %v, want ErrHeldBack, not 'not sent'", err)
+	}
+	req := dispatch.DispatchRequest{Pool: "p", BatchID: "b"}
+	if _, ind := errors.AsType[*dispatch.IndeterminateError](dispatchFailure(ctx, err, req)); !ind {
+		t.Errorf("a dispatch held back after an attempt was sent is not indeterminate")
 	}
 }

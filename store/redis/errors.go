@@ -150,12 +150,13 @@ func isBug(err error) bool {
 	return true
 }
 
-// notSent reports whether err proves that the command never reached Redis:
-// no connection could be made or taken from the pool, or the breaker held
-// it back. After any other failure a script may have run.
+// notSent reports whether err proves that the last attempt of a command
+// never reached Redis: no connection could be made or taken from the pool.
+// After any other failure a script may have run. (ErrNotAnswering proves
+// more, that no attempt did: dispatchFailure reads it first.)
 func notSent(err error) bool {
 	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" || errors.Is(err, ErrNotAnswering) {
+	if errors.As(err, &op) && op.Op == "dial" {
 		return true
 	}
 	return errors.Is(err, goredis.ErrPoolTimeout) || errors.Is(err, goredis.ErrClosed)

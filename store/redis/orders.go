@@ -49,11 +49,7 @@ func (s *Store) Cancel(ctx context.Context, pool, orderID string, now time.Time)
 
 // finish runs finish.lua with args, under call token tok ("" none).
 func (s *Store) finish(ctx context.Context, pool, tok string, ids []string, args []any) ([]dispatch.Order, int, error) {
-	run := func() (any, error) { return s.run(ctx, scriptFinish, pool, args...) }
-	if tok != "" {
-		run = func() (any, error) { return s.runCall(ctx, scriptFinish, pool, tok, args...) }
-	}
-	v, err := run()
+	v, err := s.runCall(ctx, scriptFinish, pool, tok, args...)
 	if err != nil {
 		return nil, 0, translate(err, pool)
 	}

@@ -59,7 +59,11 @@ func (s *Store) run(ctx context.Context, sc *goredis.Script, pool string, args .
 // takes it): the script keeps its reply for 30 s under the call's key
 // (lib.lua's callPut), so that a run go-redis re-sends answers as the
 // first did.
+// A call without a token ("") keeps nothing and needs no such key.
 func (s *Store) runCall(ctx context.Context, sc *goredis.Script, pool, tok string, args ...any) (any, error) {
+	if tok == "" {
+		return s.run(ctx, sc, pool, args...)
+	}
 	return sc.Run(ctx, s.c, append(keysOf(pool), callKey(pool, tok)), args...).Result()
 }
 
