@@ -112,7 +112,7 @@ func (p *pool) checkOrders(req dispatch.DispatchRequest) error {
 // can pass it (maxOrders is at most the bound). Waterfill raises no Scale
 // more than n above the lowest eligible Scale without maxOrders, which
 // stays in the table to the end; any other strategy may give all n to the
-// highest. The Redis store makes the same check (lib.lua's capRisk).
+// highest. The Redis store makes the same check (lib.lua's capCheck).
 func (p *pool) checkCap(n int64) error {
 	last := p.eligible.Len() - 1
 	if p.eligible.At(last).Count+n <= dispatch.MaxOrderCount {

@@ -158,11 +158,8 @@ end
 -- an error reply, having changed nothing.
 local function stAssign(strategy, n, dry, now, maxCost, rnd, hashKey)
   -- Any Scale may get all n orders: none may be within n of MAXCOUNT.
-  local top = redis.call('ZRANGE', K.elig, -1, -1, 'WITHSCORES')
-  if top[2] and tonumber(top[2]) + n > MAXCOUNT then
-    local id, count = capRisk(n, false)
-    if id then return nil, capFail(id, count, n) end
-  end
+  local capped = capCheck(n, false)
+  if capped then return nil, capped end
   local b = newBatch(now, tonumber(redis.call('HGET', K.meta, 'ss')) or 0)
   local plan = {comps = b.comps, cur = b.cur, first = b.first}
   local size = redis.call('ZCARD', K.lex)

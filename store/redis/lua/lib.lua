@@ -92,15 +92,21 @@ local function hmgetList(key, fields)
   return out
 end
 
--- capRisk returns the eligible Scale without maxOrders (only such a Scale
--- can pass MAXCOUNT, as maxOrders is at most that) and its count that n
--- more orders could take past MAXCOUNT, or nil: with lowest, the lowest
--- such Scale (the waterfill raises no Scale more than n above it, and it
--- stays to the end), else the highest (any Scale may get all n). It reads
--- the ranks from the bottom or the top, 256 at a time, and their records;
--- the callers come here only when the highest eligible Scale is within
--- reach of MAXCOUNT.
-local function capRisk(n, lowest)
+-- recMax reads the maxOrders of a Scale record (see SCALE below) alone,
+-- where a dispatch needs no other field.
+local function recMax(rec) return tonumber(string.match(rec, '^[^|]*|[^|]*|(%d+)|')) end
+
+-- capCheck returns the error of a batch of n orders that could take an
+-- eligible Scale without maxOrders (only such a Scale can pass MAXCOUNT, as
+-- maxOrders is at most that) past MAXCOUNT, or nil: with lowest, the
+-- lowest such Scale is checked (the waterfill raises no Scale more than n
+-- above it, and it stays to the end), else the highest (any Scale may get
+-- all n). Unless the highest eligible Scale is within reach of MAXCOUNT,
+-- one ZRANGE says there is nothing to find; else it reads the ranks from
+-- the bottom or the top, 256 at a time, and their records.
+local function capCheck(n, lowest)
+  local top = redis.call('ZRANGE', K.elig, -1, -1, 'WITHSCORES')
+  if not top[2] or tonumber(top[2]) + n <= MAXCOUNT then return nil end
   local at = 0
   while true do
     local r
@@ -116,8 +122,8 @@ local function capRisk(n, lowest)
     for j, id in ipairs(ids) do
       local count = tonumber(r[2 * j])
       if not lowest and count + n <= MAXCOUNT then return nil end
-      if tonumber(string.match(recs[j], '^[^|]*|[^|]*|(%d+)|')) == 0 then
-        if count + n > MAXCOUNT then return id, count end
+      if recMax(recs[j]) == 0 then
+        if count + n > MAXCOUNT then return capFail(id, count, n) end
         return nil
       end
     end

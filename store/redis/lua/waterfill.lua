@@ -82,15 +82,11 @@ local function wfAssign(n, dry, room)
   local z = K.elig
   -- Without room (meta r, as the caller read it), no eligible Scale has a
   -- maxOrders: the picks need no record, and the first pass checks the
-  -- lowest Scale against MAXCOUNT; with, capRisk finds the lowest Scale
-  -- without maxOrders, when the highest is within reach of MAXCOUNT.
+  -- lowest Scale against MAXCOUNT; with, capCheck does.
   local limited = room > 0
   if limited then
-    local top = redis.call('ZRANGE', z, -1, -1, 'WITHSCORES')
-    if top[2] and tonumber(top[2]) + n > MAXCOUNT then
-      local id, count = capRisk(n, true)
-      if id then return nil, capFail(id, count, n) end
-    end
+    local capped = capCheck(n, true)
+    if capped then return nil, capped end
   end
   while #comps < n do
     local ids, read = {}, {} -- the Scales this pass picks, their records
@@ -110,7 +106,7 @@ local function wfAssign(n, dry, room)
       local c = cur[id]
       if not c then
         local max = 0
-        if limited then max = tonumber(string.match(read[id], '^[^|]*|[^|]*|(%d+)|')) end
+        if limited then max = recMax(read[id]) end
         c = {st = 'a', max = max, base = 0, out = v, out0 = v, k = 0}
         cur[id] = c
         first[#first + 1] = id
