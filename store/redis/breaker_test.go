@@ -23,11 +23,7 @@ func TestBreakerWhileRedisHangs(t *testing.T) {
 	defer redis.SetBreakerProbe(100 * time.Millisecond)()
 	srv := redistest.Start(t)
 	px := redistest.NewProxy(t, srv.Addr(), "")
-	c, err := redis.NewClient(px.URL()+"?read_timeout=100ms", "single")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c := dialClient(t, px.URL()+"?read_timeout=100ms", "single")
 	st := redis.New(c, redis.Options{})
 	svc := dispatch.NewService(st, dispatch.Config{})
 	ctx := context.Background()
@@ -58,7 +54,7 @@ func TestBreakerWhileRedisHangs(t *testing.T) {
 	}
 	// A dispatch held back is plainly unavailable: nothing was sent, so it
 	// is not indeterminate (503 unavailable, not outcome-unknown).
-	_, _, err = svc.Dispatch(ctx, dispatch.DispatchInput{Pool: "p", Orders: []dispatch.OrderInput{{ID: "o1"}}})
+	_, _, err := svc.Dispatch(ctx, dispatch.DispatchInput{Pool: "p", Orders: []dispatch.OrderInput{{ID: "o1"}}})
 	if _, ind := errors.AsType[*dispatch.IndeterminateError](err); !errors.Is(err, dispatch.ErrNotSent) || ind {
 		t.Errorf("dispatch while the breaker is open: %v, want ErrNotSent and not indeterminate", err)
 	}
@@ -84,11 +80,7 @@ func TestBreakerWhileRedisHangs(t *testing.T) {
 // applied.
 func TestBreakerClusterRetries(t *testing.T) {
 	nodes := redistest.StartCluster(t, 3)
-	c, err := redis.NewClient(redistest.ClusterURL(nodes)+"&read_timeout=200ms", "cluster")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c := dialClient(t, redistest.ClusterURL(nodes)+"&read_timeout=200ms", "cluster")
 	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
 	ctx := context.Background()
 	mustPool(t, svc, "p", "A")
@@ -116,11 +108,7 @@ func TestBreakerClusterRetries(t *testing.T) {
 	}
 	wg.Wait()
 	hung.Resume()
-	check, err := redis.NewClient(redistest.ClusterURL(nodes), "cluster")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = check.Close() })
+	check := dialClient(t, redistest.ClusterURL(nodes), "cluster")
 	reader := dispatch.NewService(redis.New(check, redis.Options{}), dispatch.Config{})
 	for i, e := range errs {
 		if e == nil || !errors.Is(e, dispatch.ErrNotSent) {

@@ -19,11 +19,7 @@ import (
 func busyServer(t *testing.T, readTimeout string) (*redistest.Server, goredis.UniversalClient) {
 	t.Helper()
 	srv := redistest.Start(t)
-	c, err := redis.NewClient(srv.URL()+"?read_timeout="+readTimeout, "single")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c := dialClient(t, srv.URL()+"?read_timeout="+readTimeout, "single")
 	if err := c.ConfigSet(context.Background(), "busy-reply-threshold", "50").Err(); err != nil {
 		t.Fatalf("CONFIG SET busy-reply-threshold: %v", err)
 	}

@@ -44,11 +44,7 @@ func resendService(t *testing.T, h *beforeDial) (*redistest.Proxy, *dispatch.Ser
 	t.Helper()
 	srv := redistest.Start(t)
 	px := redistest.NewProxy(t, srv.Addr(), "evalsha|fcall")
-	c, err := redis.NewClient(px.URL()+"?pool_size=1", "single")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c := dialClient(t, px.URL()+"?pool_size=1", "single")
 	c.AddHook(h)
 	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
 	direct := newClient(t, srv)

@@ -31,6 +31,18 @@ func TestConformanceMulti(t *testing.T) {
 	})
 }
 
+// dialClient returns a client of NewClient for url in mode, closed by
+// t.Cleanup.
+func dialClient(t testing.TB, url, mode string) goredis.UniversalClient {
+	t.Helper()
+	c, err := redis.NewClient(url, mode)
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // newStore returns a Store on srv through a client of NewClient, closed by
 // t.Cleanup.
 func newStore(t testing.TB, srv *redistest.Server, opts redis.Options) *redis.Store {
@@ -40,11 +52,7 @@ func newStore(t testing.TB, srv *redistest.Server, opts redis.Options) *redis.St
 
 func newClient(t testing.TB, srv *redistest.Server) goredis.UniversalClient {
 	t.Helper()
-	c, err := redis.NewClient(srv.URL(), "single")
-	if err != nil {
-		t.Fatalf("NewClient: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c := dialClient(t, srv.URL(), "single")
 	if err := c.Ping(context.Background()).Err(); err != nil {
 		t.Fatalf("ping: %v", err)
 	}
