@@ -1,5 +1,8 @@
 # The two commands of the README: `make run` and `make test`.
 GO ?= go
+# staticcheck at a pinned version, fetched through the module proxy (not a
+# dependency of the module).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: run test vet bench build
 
@@ -16,6 +19,7 @@ test: vet
 vet:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 ## bench: the benchmarks (figures are ratios within one run; see docs/)
 bench:

@@ -56,9 +56,6 @@ type envConfig struct {
 // withStore serves the given store instead of a fresh memory store.
 func withStore(s dispatch.Store) envOption { return func(c *envConfig) { c.store = s } }
 
-// withConfig replaces the Service configuration.
-func withConfig(cfg dispatch.Config) envOption { return func(c *envConfig) { c.cfg = cfg } }
-
 // withAPI changes the api.Options; the test's limits, logger and spec are
 // set before.
 func withAPI(f func(*api.Options)) envOption { return func(c *envConfig) { f(&c.api) } }

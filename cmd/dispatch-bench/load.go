@@ -198,7 +198,7 @@ func (l *loader) work(ctx context.Context, w *worker) {
 			w.latency.record(took)
 		}
 		if l.cfg.Complete {
-			l.complete(ctx, w, target, n)
+			l.complete(ctx, w, target)
 		}
 	}
 }
@@ -206,9 +206,10 @@ func (l *loader) work(ctx context.Context, w *worker) {
 // complete completes the batch just dispatched, at the replica that
 // dispatched it. With ids of its own the completions body is the batch
 // body; else the ids are read from the answer.
-func (l *loader) complete(ctx context.Context, w *worker, target, n int) {
+func (l *loader) complete(ctx context.Context, w *worker, target int) {
 	body := w.body
 	if l.anonymous != nil {
+		var n int
 		w.compl, n = appendCompletions(w.compl[:0], w.resp.Bytes())
 		body = w.compl
 		if n == 0 {
