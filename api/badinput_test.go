@@ -135,6 +135,8 @@ func badCases() []badCase {
 		c("malformed: cut short", "PUT", scale, `{"weight":`, 400, "malformed-json"),
 		c("malformed: trailing comma", "POST", batch, `{"orders":[{"id":"n-1"},]}`, 400, "malformed-json"),
 		c("malformed: not JSON", "PUT", pool, `strategy=waterfill`, 400, "malformed-json"),
+		c("malformed: white space alone", "PUT", scale, " \t\r\n", 400, "malformed-json"),
+		c("malformed: white space alone, batch", "POST", batch, " ", 400, "malformed-json"),
 		c("malformed: single quotes", "POST", comp, `{'orders':[]}`, 400, "malformed-json"),
 		c("malformed: key not UTF-8", "POST", batch, "{\"orders\":[{\"id\":\"n-1\",\"key\":\"ab\xc3\"}]}", 400, "malformed-json"),
 		c("malformed: strategy not UTF-8", "PUT", pool, "{\"strategy\":\"\xffwaterfill\"}", 400, "malformed-json"),

@@ -57,9 +57,9 @@ type object struct {
 // errWrongType.
 func parseObject(body []byte) (*object, error) {
 	var first error
-	// JSON's whitespace only (RFC 8259): bytes.TrimSpace would also take
-	// \v, \f, U+0085 and U+00A0 for nothing.
-	if len(bytes.Trim(body, " \t\r\n")) == 0 {
+	// Only a body of no bytes is {}: one of white space alone is no JSON
+	// value, and is refused like any other.
+	if len(body) == 0 {
 		return &object{members: map[string]json.RawMessage{}, err: &first}, nil
 	}
 	if err := checkDepth(body, maxJSONDepth); err != nil {

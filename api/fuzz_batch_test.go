@@ -95,7 +95,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add("%70", "", "", []byte(`{"orders":[{"id":"o-1"}]}`), asJSON)                      // the pool "%70" is not "p"
 	f.Add("", "", "", []byte(`{"orders":[{"id":"o-1"}]}`), asJSON)
 	f.Add("p", "", "", []byte(``), asJSON)                                                    // 422: no orders
-	f.Add("p", "", "", []byte(" \t\r\n"), asJSON)                                             // JSON whitespace: no orders
+	f.Add("p", "", "", []byte(" \t\r\n"), asJSON)                                             // 400: white space alone
 	f.Add("p", "", "", []byte("\f"), asJSON)                                                  // not JSON whitespace
 	f.Add("p", "", "", []byte(`{"orders":[]}`), asJSON)                                       // 422
 	f.Add("p", "", "", []byte(`{"orders":[{},{},{},{},{},{},{},{},{}]}`), asJSON)             // 422: 9 orders

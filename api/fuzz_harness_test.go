@@ -272,11 +272,11 @@ func transport(body []byte, flags uint8) []verdict {
 }
 
 // parseJSONObject decodes a body that must be one JSON object (RFC 8259),
-// nested at most 32 levels; a body of JSON whitespace only is the empty
-// object. Numbers stay json.Number. It returns nil and the verdicts when
+// nested at most 32 levels; a body of no bytes is the empty object (one of
+// white space alone is malformed). Numbers stay json.Number. It returns nil and the verdicts when
 // the body is no object; one nested too deeply has that verdict only.
 func parseJSONObject(body []byte) (map[string]any, []verdict) {
-	if len(bytes.Trim(body, " \t\r\n")) == 0 {
+	if len(body) == 0 {
 		return map[string]any{}, nil
 	}
 	if !json.Valid(body) {
