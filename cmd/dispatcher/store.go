@@ -20,14 +20,17 @@ func openStore(ctx context.Context, cfg config, log *slog.Logger, metrics *api.M
 		log.Warn("no DISPATCHER_REDIS_URL: running on the embedded in-memory store; state lives in this process only and is lost when it stops")
 		return memory.New(memory.Options{Retention: cfg.Retention}), func() {}, nil
 	}
-	c, err := redis.NewClient(cfg.RedisURL, cfg.RedisMode, redis.WithTLSFiles(cfg.RedisCAFile, cfg.RedisCertFile, cfg.RedisKeyFile))
+	// The metrics hook goes above the breaker, so that commands the breaker
+	// holds back count as errors too.
+	c, err := redis.NewClient(cfg.RedisURL, cfg.RedisMode,
+		redis.WithTLSFiles(cfg.RedisCAFile, cfg.RedisCertFile, cfg.RedisKeyFile),
+		redis.WithHook(redis.NewMetrics(metrics.Registry()).Hook()))
 	if err != nil {
 		// The URL may hold a password: name the mode, not the URL.
 		return nil, nil, fmt.Errorf("%w (DISPATCHER_REDIS_MODE %s)", err, cfg.RedisMode)
 	}
 	log.Info("store: redis", "mode", cfg.RedisMode, "waitReplicas", cfg.RedisWaitReplicas, "waitTimeout", cfg.RedisWaitTimeout.String())
 	opts := redis.Options{Retention: cfg.Retention, WaitReplicas: cfg.RedisWaitReplicas, WaitTimeout: cfg.RedisWaitTimeout}
-	c.AddHook(redis.NewMetrics(metrics.Registry()).Hook())
 	store := redis.New(c, opts)
 	metrics.Registry().MustRegister(store.OutstandingCollector(metrics.PoolLabel, cfg.MetricsMaxPools))
 	if err := checkRedis(ctx, store, cfg.RedisMode, log); err != nil {

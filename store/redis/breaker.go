@@ -91,7 +91,7 @@ func (b *breaker) done(now time.Time, probe bool, err error) {
 		if b.fails++; b.fails >= breakerTrips && !b.open {
 			b.open, b.lastProbe = true, now
 		}
-	case codeNetwork, codePoolTimeout, codeCanceled:
+	case codeNetwork, codePoolTimeout, codeCanceled, codeNotAnswering:
 	default:
 		b.fails, b.open = 0, false
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/dispatcher/dispatcher/dispatch"
@@ -117,5 +118,44 @@ func TestBreakerClusterRetries(t *testing.T) {
 		if _, err := reader.GetOrder(ctx, "p", fmt.Sprint("o", i)); err == nil {
 			t.Errorf("dispatch o%d answered %v (not sent, a retry is safe), but it was applied", i, e)
 		}
+	}
+}
+
+// TestBreakerHeldBackIsCounted: a hook of WithHook sits above the breaker,
+// so the commands it holds back count in dispatcher_redis_errors_total
+// (code not_answering), as the timeouts before them do (code timeout).
+func TestBreakerHeldBackIsCounted(t *testing.T) {
+	defer redis.SetBreakerProbe(time.Hour)()
+	srv := redistest.Start(t)
+	px := redistest.NewProxy(t, srv.Addr(), "")
+	reg := prometheus.NewRegistry()
+	c, err := redis.NewClient(px.URL()+"?read_timeout=100ms", "single", redis.WithHook(redis.NewMetrics(reg).Hook()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	st := redis.New(c, redis.Options{})
+	ctx := context.Background()
+	if err := st.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	px.HoldNext(1000)
+	pings := 0
+	for !errors.Is(st.Ping(ctx), redis.ErrNotAnswering) {
+		if pings++; pings > 3 {
+			t.Fatalf("%d pings timed out, and the breaker is still closed", pings)
+		}
+	}
+	for range 4 {
+		if err := st.Ping(ctx); !errors.Is(err, redis.ErrNotAnswering) {
+			t.Fatalf("ping with the breaker open: %v, want ErrNotAnswering", err)
+		}
+	}
+	got := gather(t, reg)
+	if n := got.value("dispatcher_redis_errors_total", "call", "ping", "code", "not_answering"); n != 5 {
+		t.Errorf(`errors{call="ping",code="not_answering"}: got %v, want 5`, n)
+	}
+	if n := got.value("dispatcher_redis_errors_total", "call", "ping", "code", "timeout"); n != float64(pings) {
+		t.Errorf(`errors{call="ping",code="timeout"}: got %v, want %d`, n, pings)
 	}
 }

@@ -54,6 +54,23 @@ const (
 // HTTP server of this size sustains.
 func poolSize() int { return 10 * runtime.GOMAXPROCS(0) }
 
+// An Option sets what a go-redis URL cannot say.
+type Option func(*clientOptions)
+
+type clientOptions struct {
+	caFile, certFile, keyFile string
+	hooks                     []goredis.Hook
+}
+
+// WithHook adds h above the hooks NewClient gives every client, so that h
+// sees each command as the store made it: once, however often it was sent
+// again after BUSY, and also when the breaker held it back without sending
+// it. On a Cluster h goes on the cluster client, above its retries and
+// redirections.
+func WithHook(h goredis.Hook) Option {
+	return func(o *clientOptions) { o.hooks = append(o.hooks, h) }
+}
+
 // NewClient returns a go-redis client for url in mode "single" (a redis://
 // or rediss:// URL), "cluster" (redis://h1:p1?addr=h2:p2&addr=h3:p3) or
 // "sentinel" (redis://…?master_name=NAME&addr=…), with the timeouts and
@@ -78,7 +95,7 @@ func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error
 		if opt.TLSConfig, err = o.tls(opt.TLSConfig); err != nil {
 			return nil, err
 		}
-		return withHooks(goredis.NewClient(opt)), nil
+		return withHooks(goredis.NewClient(opt), o.hooks), nil
 	case "cluster":
 		opt, err := goredis.ParseClusterURL(url)
 		if err != nil {
@@ -91,7 +108,7 @@ func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error
 			return nil, err
 		}
 		opt.ClusterStateReloadInterval = clusterReloadInterval
-		return withHooks(goredis.NewClusterClient(opt)), nil
+		return withHooks(goredis.NewClusterClient(opt), o.hooks), nil
 	case "sentinel":
 		opt, err := goredis.ParseFailoverURL(url)
 		if err != nil {
@@ -106,16 +123,20 @@ func NewClient(url, mode string, opts ...Option) (goredis.UniversalClient, error
 		if opt.TLSConfig, err = o.tls(opt.TLSConfig); err != nil {
 			return nil, err
 		}
-		return withHooks(goredis.NewFailoverClient(opt)), nil
+		return withHooks(goredis.NewFailoverClient(opt), o.hooks), nil
 	}
 	return nil, fmt.Errorf("redis: DISPATCHER_REDIS_MODE %q: want single, cluster or sentinel", mode)
 }
 
-// withHooks adds the hooks every client of NewClient has: a breaker, then
-// busyHook; on a Cluster to the client of each node, through which every
-// command goes (waitReplicas talks to a node's client directly), so that
-// one node that stops answering does not stop the others' pools.
-func withHooks(c goredis.UniversalClient) goredis.UniversalClient {
+// withHooks adds the caller's hooks (WithHook), then the hooks every client
+// of NewClient has: a breaker, then busyHook; on a Cluster the latter two
+// to the client of each node, through which every command goes
+// (waitReplicas talks to a node's client directly), so that one node that
+// stops answering does not stop the others' pools.
+func withHooks(c goredis.UniversalClient, hooks []goredis.Hook) goredis.UniversalClient {
+	for _, h := range hooks {
+		c.AddHook(h)
+	}
 	add := func(c interface{ AddHook(goredis.Hook) }) {
 		c.AddHook(newBreaker())
 		c.AddHook(busyHook{})

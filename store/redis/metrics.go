@@ -74,9 +74,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// Hook returns the go-redis hook that feeds m. Add it to the Store's client
-// with AddHook before the first call; on a Cluster client it sees each call
-// once, with its redirects and retries.
+// Hook returns the go-redis hook that feeds m. Give it to NewClient with
+// WithHook, so that it sees each call once, the breaker's refusals
+// included, and on a Cluster with its redirects and retries; AddHook on
+// another client puts it below that client's hooks.
 func (m *Metrics) Hook() goredis.Hook { return metricsHook{m} }
 
 type metricsHook struct{ m *Metrics }
@@ -183,12 +184,13 @@ func commandLabel(name string) string {
 // The code label's values besides the first word of a Redis error reply
 // (those of transientPrefixes, and ERR).
 const (
-	codeTimeout     = "timeout"      // no answer in time: a hung or far Redis
-	codeNetwork     = "network"      // no connection, or it broke
-	codePoolTimeout = "pool_timeout" // every connection busy for PoolTimeout
-	codeDeadline    = "deadline"     // the request's own deadline passed
-	codeCanceled    = "canceled"     // the caller went away
-	codeOther       = "other"
+	codeTimeout      = "timeout"       // no answer in time: a hung or far Redis
+	codeNetwork      = "network"       // no connection, or it broke
+	codePoolTimeout  = "pool_timeout"  // every connection busy for PoolTimeout
+	codeNotAnswering = "not_answering" // held back by the breaker (breaker.go)
+	codeDeadline     = "deadline"      // the request's own deadline passed
+	codeCanceled     = "canceled"      // the caller went away
+	codeOther        = "other"
 )
 
 // errorCode classifies err for the code label; "" for no failure: nil,
@@ -203,6 +205,8 @@ func errorCode(err error) string {
 		return codeCanceled
 	case errors.Is(err, goredis.ErrPoolTimeout):
 		return codePoolTimeout
+	case errors.Is(err, ErrNotAnswering), errors.Is(err, ErrHeldBack):
+		return codeNotAnswering
 	}
 	var re goredis.Error
 	if errors.As(err, &re) {

@@ -8,13 +8,6 @@ import (
 	"os"
 )
 
-// An Option sets what a go-redis URL cannot say.
-type Option func(*clientOptions)
-
-type clientOptions struct {
-	caFile, certFile, keyFile string
-}
-
 // WithTLSFiles makes the TLS connections of a rediss:// URL trust only the
 // certificate authority in the PEM file caFile instead of the system's
 // roots (none: the system's), and present the client certificate certFile
