@@ -136,6 +136,10 @@ func (m *Metrics) observe(cmd goredis.Cmder, d time.Duration, err error) {
 		// is loaded: the call that follows is the one that counts.
 		return
 	}
+	if cmd.Name() == "function" && isLibraryLoaded(err) {
+		// another replica loaded the library first: what was wanted
+		return
+	}
 	call := m.scriptName(cmd)
 	if call != "" {
 		m.scripts.WithLabelValues(call).Observe(d.Seconds())

@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +62,15 @@ func TestMetricsHook(t *testing.T) {
 	if _, err := s.GetPool(ctx, "nope"); err == nil {
 		t.Fatal("GetPool of an unknown pool: no error")
 	}
+	// A FUNCTION LOAD that finds the library loaded, as replicas that load
+	// it at once after a flush or a restart do, got what it wanted.
+	lib := "#!lua name=metricstest\nredis.register_function('metricstest_f', function() return 1 end)"
+	if err := c.Do(ctx, "FUNCTION", "LOAD", lib).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, "FUNCTION", "LOAD", lib).Err(); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("FUNCTION LOAD again: %v, want 'already exists'", err)
+	}
 	got := gather(t, reg)
 	for script, want := range map[string]uint64{"pool_put": 1, "scale_put": 2, "dispatch": 1, "read": 1} {
 		if n := got.histogramCount("dispatcher_redis_script_duration_seconds", "script", script); n != want {
@@ -68,7 +78,7 @@ func TestMetricsHook(t *testing.T) {
 		}
 	}
 	if n := got.value("dispatcher_redis_errors_total"); n != 0 {
-		t.Errorf("errors after an unknown pool only: got %v, want 0", n)
+		t.Errorf("errors after an unknown pool and a library loaded twice: got %v, want 0", n)
 	}
 
 	srv.Stop()
