@@ -24,6 +24,13 @@ func (cancelledStore) GetPool(ctx context.Context, _ string) (dispatch.Pool, err
 	return dispatch.Pool{}, &wrapped{ctx.Err()}
 }
 
+// Dispatch fails as a store does when the caller leaves while the batch is
+// in flight: it may have been applied.
+func (cancelledStore) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
+	<-ctx.Done()
+	return dispatch.Batch{}, false, &dispatch.IndeterminateError{BatchID: req.BatchID, Err: ctx.Err()}
+}
+
 type wrapped struct{ err error }
 
 func (w *wrapped) Error() string   { return "store unavailable: " + w.err.Error() }
@@ -40,13 +47,25 @@ func TestClientClosedRequest(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/pools/p", nil).WithContext(ctx))
-	var p struct{ Type string }
-	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || rec.Code != 499 || p.Type != "urn:dispatcher:problem:client-closed-request" {
-		t.Fatalf("got %d %s (%v), want 499 client-closed-request", rec.Code, rec.Body, err)
+	// A read, and a batch that the store had (an outcome unknown to the
+	// store, but nobody is there to be told).
+	for _, req := range []*http.Request{
+		httptest.NewRequest(http.MethodGet, "/v1/pools/p", nil),
+		httptest.NewRequest(http.MethodPost, "/v1/pools/p/batches", strings.NewReader(`{"orders":[{"id":"o-1"}]}`)),
+	} {
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req.WithContext(ctx))
+		var p struct{ Type string }
+		if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || rec.Code != 499 || p.Type != "urn:dispatcher:problem:client-closed-request" {
+			t.Fatalf("%s %s: got %d %s (%v), want 499 client-closed-request", req.Method, req.URL, rec.Code, rec.Body, err)
+		}
 	}
-	if l := logs.String(); strings.Contains(l, `"level":"ERROR"`) || !strings.Contains(l, `"status":499`) {
-		t.Errorf("log: %s\nwant the request at status 499 and no ERROR", l)
+	l := logs.String()
+	if strings.Contains(l, `"level":"ERROR"`) || strings.Count(l, `"status":499`) != 2 {
+		t.Errorf("log: %s\nwant both requests at status 499 and no ERROR", l)
+	}
+	if !strings.Contains(l, "may have been applied") {
+		t.Errorf("log: %s\nwant the batch that may have been applied named", l)
 	}
 }

@@ -82,7 +82,7 @@ var problemTypes = []problemType{
 	// and the metrics count it as the client's doing, not as a failure of
 	// the service (nginx's 499). Before ErrUnavailable, which a store wraps
 	// around the context's error.
-	{context.Canceled, statusClientClosedRequest, "client-closed-request", "Client closed the request"},
+	clientClosedProblem,
 
 	{dispatch.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "Store unavailable"},
 	// A store call that ran past the request deadline (Options.RequestTimeout)
@@ -95,6 +95,9 @@ var problemTypes = []problemType{
 // away before the answer (nginx's 499).
 const statusClientClosedRequest = 499
 
+// clientClosedProblem answers a request whose context was cancelled.
+var clientClosedProblem = problemType{context.Canceled, statusClientClosedRequest, "client-closed-request", "Client closed the request"}
+
 // outcomeUnknownProblem answers a *dispatch.IndeterminateError: the batch
 // may have been applied, and the problem names it.
 var outcomeUnknownProblem = problemType{nil, http.StatusServiceUnavailable, "outcome-unknown", "Outcome unknown"}
@@ -105,6 +108,11 @@ var internalProblem = problemType{nil, http.StatusInternalServerError, "internal
 // classify returns the problem type of err.
 func classify(err error) problemType {
 	if _, ok := errors.AsType[*dispatch.IndeterminateError](err); ok {
+		// A client that left while its batch was in the store: nobody
+		// reads the answer, and it is the client's doing, as below.
+		if errors.Is(err, context.Canceled) {
+			return clientClosedProblem
+		}
 		return outcomeUnknownProblem
 	}
 	for _, pt := range problemTypes {

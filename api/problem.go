@@ -51,6 +51,13 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			p.Detail = detailOutcomeUnknown + detailRetryKeyed
 		}
 		s.logError(r, slog.LevelWarn, err)
+	case clientClosedProblem:
+		if ind, ok := errors.AsType[*dispatch.IndeterminateError](err); ok {
+			// the client left while the batch was in the store: the log
+			// keeps its id, as it may have been applied
+			p.BatchID = ind.BatchID
+			s.logError(r, slog.LevelInfo, err)
+		}
 	default:
 		if pt.status == http.StatusServiceUnavailable {
 			p.Detail = detailUnavailable
