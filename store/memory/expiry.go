@@ -71,8 +71,15 @@ func (p *pool) expireAt(at time.Time, rec any) {
 // sweep removes at most sweepLimit records that expired before now. An
 // entry whose record has since been replaced (an order id, batch id or key
 // reused after it expired) removes nothing.
-func (p *pool) sweep(now time.Time) {
-	for n := 0; n < sweepLimit && len(p.expiry) > 0 && now.After(p.expiry[0].at); n++ {
+func (p *pool) sweep(now time.Time) { p.sweepFor(now, 0) }
+
+// sweepFor is sweep after a call that queued added records to expire (the
+// orders it finished): it removes at most sweepLimit for every sweepLimit
+// of them and sweepLimit more, so that calls remove more than they add and
+// a backlog drains, at a cost in proportion to the call's own.
+func (p *pool) sweepFor(now time.Time, added int) {
+	limit := sweepLimit * (added/sweepLimit + 1)
+	for n := 0; n < limit && len(p.expiry) > 0 && now.After(p.expiry[0].at); n++ {
 		switch r := heap.Pop(&p.expiry).(expiryEntry).rec.(type) {
 		case *order:
 			if p.orders[r.ID] == r {

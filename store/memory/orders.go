@@ -58,7 +58,7 @@ func (s *Store) Complete(_ context.Context, poolName string, cs []dispatch.Compl
 			n++
 		}
 		p.settle(ps)
-		p.sweep(now)
+		p.sweepFor(now, n)
 		out = make([]dispatch.Order, len(os))
 		for i, o := range os {
 			out[i] = o.Order

@@ -155,9 +155,9 @@ func (s *Store) DeleteScale(_ context.Context, poolName, compID string, force bo
 		for _, o := range sc.assigned {
 			p.finish(o, dispatch.Cancelled, now)
 		}
+		p.sweepFor(now, len(sc.assigned))
 		sc.assigned = nil
 		sc.Outstanding = 0
-		p.sweep(now)
 		return nil
 	})
 }

@@ -107,8 +107,9 @@
 //
 // Redis 7.0 has no per-field expiry. Completed and cancelled orders, batch
 // records and Idempotency-Keys leave through the two queues oexp and bexp:
-// every successful mutating call removes at most 128 expired entries from
-// each. Until then a record whose time has passed counts as absent for
+// every successful mutating call removes up to 128 expired entries from
+// each, and 128 more for every 128 orders it finishes (sweepFor in
+// lib.lua), so that calls remove more than they add. Until then a record whose time has passed counts as absent for
 // every method that is given the time, exactly as in store/memory.
 //
 // # Failures

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -95,6 +96,29 @@ func testRetentionBacklog(t *testing.T, s dispatch.Store) {
 		wantOrder(t, s, "p1", id, dispatch.Assigned, time.Time{})
 	}
 	wantOrder(t, s, "p1", "keep", dispatch.Assigned, time.Time{})
+}
+
+// testRetentionSteady runs a pool the way bulk clients do (retention 1h):
+// every two hours a batch of n orders, all completed in one call. Each
+// call may queue n orders to expire, and must remove more than it queues,
+// or finished orders pile up for good: after the last cycle, every order
+// of the cycles before it has left the store, not only passed its time.
+func testRetentionSteady(t *testing.T, s dispatch.Store) {
+	newPool(t, s, "p1", "A=0 B=0")
+	const n, cycles = 300, 5
+	var old []string
+	for c := range cycles {
+		now := at(time.Duration(2*c) * time.Hour)
+		batch := ids(fmt.Sprintf("c%d-", c), n)
+		mustDispatch(t, s, request("p1", fmt.Sprintf("b%d", c), now, batch...))
+		if _, _, err := complete(s, "p1", now, batch...); err != nil {
+			t.Fatalf("cycle %d: Complete: %v", c, err)
+		}
+		if c < cycles-1 {
+			old = append(old, batch...)
+		}
+	}
+	wantGone(t, s, "p1", old...)
 }
 
 // testRetentionReads reads, with no write in between, before and after the

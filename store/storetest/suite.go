@@ -103,6 +103,7 @@ func tests() []suiteTest {
 		{"Retention/Orders", hour, testRetention},
 		{"Retention/Default", Options{}, testDefaultRetention},
 		{"Retention/Backlog", hour, testRetentionBacklog},
+		{"Retention/Steady", hour, testRetentionSteady},
 		{"Retention/Reads", hour, testRetentionReads},
 		{"Concurrency/Dispatch", Options{}, testConcurrentDispatch},
 		{"Concurrency/Mixed", Options{}, testConcurrentMixed},

@@ -58,7 +58,7 @@ flushAgg()
 
 local prior = callGet(tok)
 if prior then changed = tonumber(prior) else callPut(tok, fmt(changed)) end
-sweep(now, ret)
+sweepFor(now, ret, changed)
 
 local out = {changed}
 for i = 1, n do out[i + 1] = orderView(orders[i]) end

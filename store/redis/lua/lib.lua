@@ -375,6 +375,16 @@ local function sweep(now, ret)
   return more or n == SWEEP
 end
 
+-- sweepFor sweeps after a call that queued added orders to expire (the
+-- ones it finished): SWEEP from each queue for every SWEEP of them and
+-- SWEEP more, so that calls remove more than they add and a backlog
+-- drains, at a cost in proportion to the call's own.
+local function sweepFor(now, ret, added)
+  for _ = 1, math.floor(added / SWEEP) + 1 do
+    if not sweep(now, ret) then return end
+  end
+end
+
 -- Call replies: a call whose reply a second run could not recompute
 -- (created, deleted, how many completed, where orders moved) carries a
 -- token and its own key (KEYS[17], named after the token), in which it

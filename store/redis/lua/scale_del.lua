@@ -36,5 +36,5 @@ saveScale(id, c, nil)
 ringTrack(id, false)
 flushAgg()
 callPut(tok, fmt(cancelled))
-sweep(now, ret)
+sweepFor(now, ret, cancelled)
 return cancelled
