@@ -283,6 +283,15 @@ func (c config) Validate() error {
 	if c.RedisWaitReplicas > 0 && c.RedisURL == "" {
 		errs = append(errs, errors.New("redis wait replicas: needs DISPATCHER_REDIS_URL; the embedded store has no replicas"))
 	}
+	// Settings of a Redis, given without one: most likely a URL variable
+	// mistyped or missing, which would leave the service on a store that
+	// forgets everything when it stops.
+	if c.RedisURL == "" && c.RedisMode != "single" {
+		errs = append(errs, fmt.Errorf("redis mode %s: needs DISPATCHER_REDIS_URL; without it the service runs on the embedded store", c.RedisMode))
+	}
+	if c.RedisURL == "" && (c.RedisCAFile != "" || c.RedisCertFile != "" || c.RedisKeyFile != "") {
+		errs = append(errs, errors.New("redis TLS files: need DISPATCHER_REDIS_URL; without it the service runs on the embedded store"))
+	}
 	if c.MetricsMaxPools < 0 || c.MetricsMaxPools > 10000 {
 		errs = append(errs, fmt.Errorf("metrics max pools %d: want 0 to 10000", c.MetricsMaxPools))
 	}

@@ -113,6 +113,9 @@ func TestParseConfigRejects(t *testing.T) {
 		{"read header past read", nil, []string{"-read-header-timeout", "31s"}, "at most the read timeout"},
 		{"metrics pools", map[string]string{"DISPATCHER_METRICS_MAX_POOLS": "-1"}, nil, "metrics max pools -1"},
 		{"stray argument", nil, []string{"serve"}, "unexpected arguments"},
+		{"cluster without a URL", map[string]string{"DISPATCHER_REDIS_MODE": "cluster"}, nil, "redis mode cluster: needs DISPATCHER_REDIS_URL"},
+		{"CA file without a URL", map[string]string{"DISPATCHER_REDIS_CA_FILE": "/tmp/ca.pem"}, nil, "redis TLS files: need DISPATCHER_REDIS_URL"},
+		{"key file without a URL", nil, []string{"-redis-key-file", "/tmp/key.pem"}, "redis TLS files: need DISPATCHER_REDIS_URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parseConfig(tc.args, envOf(tc.env), io.Discard)
