@@ -86,6 +86,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add("p", "dryRun=true", "k-1", []byte(`{"orders":[{"id":"o-1"}]}`), asJSON|flagKey)
 	f.Add("p", "dryRun=yes", "", []byte(`{"orders":[{}]}`), asJSON)
 	f.Add("p", "dryRun=true&dryRun=false", "", []byte(`{"orders":[{}]}`), asJSON)
+	f.Add("p", "dryrun=true", "", []byte(`{"orders":[{"id":"o-1"}]}`), asJSON) // 400: not dryRun
 	f.Add("p", "", "", []byte(`{"orders":[{"id":"held"}]}`), asJSON)                       // 409
 	f.Add("idle", "", "", []byte(`{"orders":[{"id":"o-1"}]}`), asJSON)                     // 409: no eligible Scale
 	f.Add("full", "", "", []byte(`{"orders":[{"id":"a"},{"id":"b"},{"id":"c"}]}`), asJSON) // 409: no room
@@ -132,6 +133,11 @@ func FuzzDecodeBatch(f *testing.F) {
 		bad = append(bad, bodyBad...)
 		bad = append(bad, idViolations(pool)...)
 		q, _ := url.ParseQuery(rawQuery)
+		for name := range q {
+			if name != "dryRun" {
+				bad = append(bad, verdict{400, "invalid-parameter"}) // a parameter the endpoint does not take
+			}
+		}
 		dry := false
 		switch vs := q["dryRun"]; {
 		case len(vs) > 1 || len(vs) == 1 && vs[0] != "true" && vs[0] != "false":

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -41,6 +42,15 @@ func query(r *http.Request, name string) (string, bool, error) {
 		return "", false, fmt.Errorf("%w: %s given %d times", errInvalidParameter, name, len(vs))
 	}
 	return vs[0], true, nil
+}
+
+// unknownParameter is the error of a query parameter that an endpoint,
+// which takes those of known, does not take.
+func unknownParameter(name string, known []string) error {
+	if len(known) == 0 {
+		return fmt.Errorf("%w: %q: this endpoint takes no query parameters", errInvalidParameter, name)
+	}
+	return fmt.Errorf("%w: %q: this endpoint takes only %s", errInvalidParameter, name, strings.Join(known, ", "))
 }
 
 // queryBool returns the boolean query parameter name, false when absent.

@@ -3,6 +3,7 @@ package api
 import (
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -110,18 +111,18 @@ func (s *server) routes() {
 	// Clients (and admins): dispatch, complete, cancel and read.
 	r.Group(func(r chi.Router) {
 		r.Use(s.require(roleClient))
-		r.Get("/v1/pools", s.handle(s.listPools))
-		r.Get("/v1/pools/{pool}", s.handle(s.getPool))
-		r.Get("/v1/pools/{pool}/scales", s.handle(s.listScales))
-		r.Get("/v1/pools/{pool}/scales/{compId}", s.handle(s.getScale))
-		r.Get("/v1/pools/{pool}/scales/{compId}/orders", s.handle(s.listScaleOrders))
-		r.Post("/v1/pools/{pool}/batches", s.handle(s.dispatch))
-		r.Get("/v1/pools/{pool}/batches/{batchId}", s.handle(s.getBatch))
-		r.Get("/v1/pools/{pool}/orders/{orderId}", s.handle(s.getOrder))
-		r.Post("/v1/pools/{pool}/orders/{orderId}/complete", s.handle(s.completeOrder))
-		r.Post("/v1/pools/{pool}/orders/{orderId}/cancel", s.handle(s.cancelOrder))
-		r.Post("/v1/pools/{pool}/completions", s.handle(s.completeOrders))
-		r.Get("/v1/pools/{pool}/table", s.handle(s.table))
+		r.Get("/v1/pools", s.v1(s.listPools, "limit", "cursor"))
+		r.Get("/v1/pools/{pool}", s.v1(s.getPool))
+		r.Get("/v1/pools/{pool}/scales", s.v1(s.listScales, "limit", "cursor"))
+		r.Get("/v1/pools/{pool}/scales/{compId}", s.v1(s.getScale))
+		r.Get("/v1/pools/{pool}/scales/{compId}/orders", s.v1(s.listScaleOrders, "limit", "cursor"))
+		r.Post("/v1/pools/{pool}/batches", s.v1(s.dispatch, "dryRun"))
+		r.Get("/v1/pools/{pool}/batches/{batchId}", s.v1(s.getBatch))
+		r.Get("/v1/pools/{pool}/orders/{orderId}", s.v1(s.getOrder))
+		r.Post("/v1/pools/{pool}/orders/{orderId}/complete", s.v1(s.completeOrder))
+		r.Post("/v1/pools/{pool}/orders/{orderId}/cancel", s.v1(s.cancelOrder))
+		r.Post("/v1/pools/{pool}/completions", s.v1(s.completeOrders))
+		r.Get("/v1/pools/{pool}/table", s.v1(s.table))
 	})
 
 	// Admins only: create, change and remove pools and Scales, and read the
@@ -133,17 +134,34 @@ func (s *server) routes() {
 	// without touching the others.
 	r.Group(func(r chi.Router) {
 		r.Use(s.require(roleAdmin))
-		r.Put("/v1/pools/{pool}", s.handle(s.putPool))
-		r.Delete("/v1/pools/{pool}", s.handle(s.deletePool))
-		r.Put("/v1/pools/{pool}/scales/{compId}", s.handle(s.putScale))
-		r.Delete("/v1/pools/{pool}/scales/{compId}", s.handle(s.deleteScale))
-		r.Post("/v1/pools/{pool}/scales/{compId}/reassign", s.handle(s.reassignScale))
+		r.Put("/v1/pools/{pool}", s.v1(s.putPool))
+		r.Delete("/v1/pools/{pool}", s.v1(s.deletePool))
+		r.Put("/v1/pools/{pool}/scales/{compId}", s.v1(s.putScale))
+		r.Delete("/v1/pools/{pool}/scales/{compId}", s.v1(s.deleteScale, "force"))
+		r.Post("/v1/pools/{pool}/scales/{compId}/reassign", s.v1(s.reassignScale))
 		r.Method(http.MethodGet, "/metrics", s.metrics.handler(s.log))
 	})
 }
 
 // handlerFunc is a handler that returns its error instead of writing it.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// v1 is handle for an endpoint of /v1, which takes the query parameters
+// named and no other: a mistyped one (dryrun=true) would otherwise be
+// ignored and the request carried out as if it were absent.
+// errInvalidParameter names it.
+func (s *server) v1(h handlerFunc, params ...string) http.HandlerFunc {
+	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if r.URL.RawQuery != "" {
+			for name := range r.URL.Query() {
+				if !slices.Contains(params, name) {
+					return unknownParameter(name, params)
+				}
+			}
+		}
+		return h(w, r)
+	})
+}
 
 // handle adapts h, answering its error as a problem.
 func (s *server) handle(h handlerFunc) http.HandlerFunc {
