@@ -27,7 +27,7 @@
 // script in this order (P = "dispatch:{pool:NAME}:"):
 //
 //	P meta     HASH   s strategy, ss slowStart ms, c createdAt ms,
-//	                  lv the layout of the pool's keys and records (2,
+//	                  lv the layout of the pool's keys and records (3,
 //	                  this one), u eligible Scales without maxOrders,
 //	                  r Σ(maxOrders − orderCount) of the other eligible Scales,
 //	                  sv the version of the set of Scales (one more at each
@@ -44,10 +44,12 @@
 //	                  one batch share, kept while any of them is stored
 //	P own      HASH   the Scale's assigned orders, oldest first, in chunks
 //	                  (for DeleteScale with force, Reassign and
-//	                  ListScaleOrders): compId → "tailChunk|lowChunk|id,id,…,"
-//	                  the tail, "compId chunk" → "id,id,…," the sealed
-//	                  chunks below it; a tail of 256 bytes of ids is
-//	                  sealed before the next order joins it
+//	                  ListScaleOrders): compId → "tailChunk|lowChunk|prev|id,id,…,"
+//	                  the tail, "compId chunk" → "prev|next|id,id,…," the
+//	                  sealed chunks below it, linked through the chunks
+//	                  before and after that hold orders ('' for the next
+//	                  number); a tail of 256 bytes of ids is sealed before
+//	                  the next order joins it (lua/own.lua)
 //	P batches  HASH   batchId → batch record
 //	P idem     HASH   Idempotency-Key → "expiresMs|batchId|fingerprint"
 //	P oexp     LIST   "expiresMs|orderId", orders as they complete or cancel

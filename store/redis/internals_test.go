@@ -21,9 +21,9 @@ import (
 func poolKey(pool, name string) string { return "dispatch:{pool:" + pool + "}:" + name }
 
 // checkOwnIndex checks that each Scale's own index lists exactly its
-// assigned orders, each in the chunk its record names, and that the walk
-// over a Scale's index starts at a chunk that holds an order or at the
-// tail.
+// assigned orders, each in the chunk its record names, and that its sealed
+// chunks form one list, linked both ways, from the lowest chunk, which
+// holds an order, to the tail.
 func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, pool string) {
 	t.Helper()
 	ctx := context.Background()
@@ -31,21 +31,50 @@ func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, p
 	if err != nil {
 		t.Fatalf("HGETALL own: %v", err)
 	}
+	// ptr reads a pointer of an index ('' is def).
+	ptr := func(s string, def int64) int64 {
+		if s == "" {
+			return def
+		}
+		v, err := strconv.ParseInt(s, 16, 64)
+		if err != nil {
+			t.Fatalf("own index pointer %q", s)
+		}
+		return v
+	}
 	listed := make(map[string]int64)
-	type tail struct{ ct, cl int64 }
+	type tail struct{ ct, cl, p int64 }
+	type sealed struct{ p, n int64 }
 	tails := make(map[string]tail)
-	for field, list := range fields {
-		comp, chunk, sealed := strings.Cut(field, " ")
-		if !sealed {
-			// the tail: "ct|cl|id,id,…,"
-			f := strings.SplitN(list, "|", 3)
+	chunks := make(map[string]map[int64]sealed)
+	for field, v := range fields {
+		comp, chunk, isSealed := strings.Cut(field, " ")
+		var list string
+		if !isSealed {
+			// the tail: "ct|cl|p|id,id,…,"
+			f := strings.SplitN(v, "|", 4)
+			if len(f) != 4 {
+				t.Fatalf("own index tail of %s: %q", comp, v)
+			}
 			ct, cerr := strconv.ParseInt(f[0], 16, 64)
 			cl, lerr := strconv.ParseInt(f[1], 16, 64)
-			if len(f) != 3 || cerr != nil || lerr != nil || cl > ct {
-				t.Fatalf("own index tail of %s: %q", comp, list)
+			if cerr != nil || lerr != nil || cl > ct {
+				t.Fatalf("own index tail of %s: %q", comp, v)
 			}
-			tails[comp] = tail{ct, cl}
-			chunk, list = f[0], f[2]
+			tails[comp] = tail{ct, cl, ptr(f[2], ct-1)}
+			chunk, list = f[0], f[3]
+		} else {
+			// a sealed chunk: "p|n|id,id,…,", never empty
+			f := strings.SplitN(v, "|", 3)
+			x, err := strconv.ParseInt(chunk, 16, 64)
+			if len(f) != 3 || err != nil || f[2] == "" {
+				t.Fatalf("own index chunk %q: %q", field, v)
+			}
+			if chunks[comp] == nil {
+				chunks[comp] = make(map[int64]sealed)
+			}
+			chunks[comp][x] = sealed{ptr(f[0], x-1), ptr(f[1], x+1)}
+			list = f[2]
 		}
 		if list == "" {
 			continue
@@ -64,18 +93,39 @@ func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, p
 			listed[comp]++
 		}
 	}
-	for field := range fields {
-		comp, chunk, sealed := strings.Cut(field, " ")
-		if !sealed {
+	// The sealed chunks of a Scale are one list from cl to the tail: n
+	// leads from each to the next, p back, and nothing lies outside it.
+	for comp, cs := range chunks {
+		tl, ok := tails[comp]
+		if !ok {
+			t.Errorf("own index holds chunks of %s without a tail", comp)
 			continue
 		}
-		n, err := strconv.ParseInt(chunk, 16, 64)
-		if tl, ok := tails[comp]; err != nil || !ok || n < tl.cl || n >= tl.ct {
-			t.Errorf("own index holds chunk %q outside the walk of %s (%+v)", field, comp, tails[comp])
+		prev, walked := tl.cl-1, 0
+		for x := tl.cl; x < tl.ct; walked++ {
+			sc, ok := cs[x]
+			if !ok || walked > len(cs) {
+				t.Errorf("scale %s: the walk from %x reaches chunk %x, which it does not hold (tail %+v)", comp, tl.cl, x, tl)
+				break
+			}
+			if sc.p != prev && (prev >= tl.cl || sc.p >= tl.cl) {
+				t.Errorf("scale %s: chunk %x points back to %x, want %x", comp, x, sc.p, prev)
+			}
+			if sc.n <= x {
+				t.Errorf("scale %s: chunk %x points on to %x", comp, x, sc.n)
+				break
+			}
+			prev, x = x, sc.n
+		}
+		if walked != len(cs) {
+			t.Errorf("scale %s: the walk reads %d chunks, the index holds %d (tail %+v)", comp, walked, len(cs), tl)
+		}
+		if tl.p != prev && (prev >= tl.cl || tl.p >= tl.cl) {
+			t.Errorf("scale %s: the tail points back to %x, want %x", comp, tl.p, prev)
 		}
 	}
 	for comp, tl := range tails {
-		if _, ok := fields[comp+" "+strconv.FormatInt(tl.cl, 16)]; tl.cl < tl.ct && !ok {
+		if _, ok := chunks[comp][tl.cl]; tl.cl < tl.ct && !ok {
 			t.Errorf("scale %s: lowest chunk %d (tail %d) holds no order", comp, tl.cl, tl.ct)
 		}
 	}

@@ -21,9 +21,9 @@ local SWEEP = 128     -- expired records one call removes from each queue
 local CALLMS = 30000
 -- LAYOUT is the layout of a pool's keys and records (doc.go) that these
 -- scripts read and write, in meta field lv. Pools of earlier layouts have
--- none: a dispatch refuses them (the other scripts fail on their Scale
--- records), see docs/operations.md, Upgrades.
-local LAYOUT = '2'
+-- another or none: a dispatch refuses them (the other scripts fail on
+-- their records), see docs/operations.md, Upgrades.
+local LAYOUT = '3'
 local WRITE = 1000    -- values per variadic command (unpack holds ~8000)
 local MAXCOUNT = 2147483647 -- the most orders a Scale holds (DESIGN §1)
 

@@ -3,25 +3,54 @@
 -- so it is not a script by itself.
 
 -- The own index of a Scale lists its outstanding orders, oldest first, in
--- chunks. Field compId holds the tail, "ct|cl|id,id,…,": ct the number of
--- the tail chunk, cl the lowest chunk that may hold an order (both
--- hexadecimal). Field "compId chunk" holds a sealed chunk below the tail,
--- "id,id,…,", and goes when it empties. A tail of OWN bytes of ids or more
--- is sealed before the next order joins it, so that appending to it stays
--- cheap. A dispatch touches only the tail: one read and one write per Scale.
--- An index that empties goes, and the Scale's chunks count from 0 again.
+-- chunks. Field compId holds the tail, "ct|cl|p|id,id,…,": ct the number of
+-- the tail chunk, cl the lowest chunk that holds an order, p the chunk
+-- before the tail (all hexadecimal). Field "compId chunk" holds a sealed
+-- chunk below the tail, "p|n|id,id,…,", with p and n the chunks before and
+-- after it; it goes when it empties. The sealed chunks that hold orders
+-- form a list from cl to the tail through n and back through p, so a walk
+-- reads only chunks that hold orders, however many emptied in between (a
+-- Scale with one order outstanding for good while millions pass). A
+-- pointer to the next number (p = chunk-1, n = chunk+1, the usual case) is
+-- written '', and so is one of a lowest chunk, which has none before it.
+-- A tail of OWN bytes of ids or more is sealed before the next order joins
+-- it, so that appending to it stays cheap. A dispatch touches only the
+-- tail: one read and one write per Scale. An index that empties goes, and
+-- the Scale's chunks count from 0 again.
 local OWN = 256
 
 local function ownField(comp, chunk) return comp .. ' ' .. hex(chunk) end
 
--- ownTail reads a tail (nil: none yet): ct, cl and the ids.
-local function ownTail(v)
-  if not v then return 0, 0, '' end
-  local ct, cl, ids = string.match(v, '^(%x+)|(%x+)|(.*)$')
-  return tonumber(ct, 16), tonumber(cl, 16), ids
+-- ptr reads a pointer of chunk x ('' is def, the next number).
+local function ptr(s, def)
+  if s == '' then return def end
+  return tonumber(s, 16)
 end
 
-local function encTail(ct, cl, ids) return hex(ct) .. '|' .. hex(cl) .. '|' .. ids end
+-- encPtr writes pointer v of a chunk whose next number is def; one below
+-- the lowest chunk cl (none) is written ''.
+local function encPtr(v, def, cl)
+  if v == def or v < cl then return '' end
+  return hex(v)
+end
+
+-- ownTail reads a tail (nil: none yet): ct, cl, p and the ids.
+local function ownTail(v)
+  if not v then return 0, 0, -1, '' end
+  local ct, cl, p, ids = string.match(v, '^(%x+)|(%x+)|(%x*)|(.*)$')
+  ct, cl = tonumber(ct, 16), tonumber(cl, 16)
+  return ct, cl, ptr(p, ct - 1), ids
+end
+
+-- sealedOf reads sealed chunk x: p, n and the ids.
+local function sealedOf(v, x)
+  local p, n, ids = string.match(v, '^(%x*)|(%x*)|(.*)$')
+  return ptr(p, x - 1), ptr(n, x + 1), ids
+end
+
+local function encSealed(x, p, n, cl, ids)
+  return encPtr(p, x - 1, cl) .. '|' .. encPtr(n, x + 1, cl) .. '|' .. ids
+end
 
 -- cut removes id from a list "id,id,…,".
 local function cut(list, id)
@@ -32,67 +61,95 @@ local function cut(list, id)
 end
 
 -- putTail writes Scale comp's tail, or removes it when the index is empty.
-local function putTail(comp, ct, cl, ids)
+local function putTail(comp, ct, cl, p, ids)
   if ids == '' and cl == ct then
     redis.call('HDEL', K.own, comp)
   else
-    redis.call('HSET', K.own, comp, encTail(ct, cl, ids))
+    redis.call('HSET', K.own, comp, hex(ct) .. '|' .. hex(cl) .. '|' .. encPtr(p, ct - 1, cl) .. '|' .. ids)
   end
 end
 
 -- ownDrop removes order id from chunk chunk of Scale comp's own index. A
--- sealed chunk that empties goes, and when it was the lowest the tail's cl
--- moves past the chunks that have gone, so that a walk over the index
--- starts at the oldest outstanding order.
+-- sealed chunk that empties goes: the chunks before and after it point
+-- to each other, and when it was the lowest, cl moves to the one after it.
 local function ownDrop(comp, chunk, id)
-  local ct, cl, ids = ownTail(redis.call('HGET', K.own, comp))
-  if chunk == ct then return putTail(comp, ct, cl, cut(ids, id)) end
+  local ct, cl, tp, ids = ownTail(redis.call('HGET', K.own, comp))
+  if chunk == ct then return putTail(comp, ct, cl, tp, cut(ids, id)) end
   local field = ownField(comp, chunk)
   local v = redis.call('HGET', K.own, field)
   if not v then return end
-  v = cut(v, id)
-  if v ~= '' then
-    redis.call('HSET', K.own, field, v)
+  local p, n, list = sealedOf(v, chunk)
+  list = cut(list, id)
+  if list ~= '' then
+    redis.call('HSET', K.own, field, encSealed(chunk, p, n, cl, list))
     return
   end
   redis.call('HDEL', K.own, field)
-  if chunk ~= cl then return end
-  while cl < ct and redis.call('HEXISTS', K.own, ownField(comp, cl)) == 0 do cl = cl + 1 end
-  putTail(comp, ct, cl, ids)
+  if chunk == cl then
+    cl = n
+  else
+    local pf = ownField(comp, p)
+    local pp, _, pl = sealedOf(redis.call('HGET', K.own, pf), p)
+    redis.call('HSET', K.own, pf, encSealed(p, pp, n, cl, pl))
+  end
+  if n < ct then
+    local nf = ownField(comp, n)
+    local _, nn, nl = sealedOf(redis.call('HGET', K.own, nf), n)
+    redis.call('HSET', K.own, nf, encSealed(n, p, nn, cl, nl))
+    if chunk ~= cl and n ~= cl then return end
+  else
+    tp = p
+  end
+  putTail(comp, ct, cl, tp, ids)
 end
 
 -- ownChunks calls f(chunk, list) for each chunk of Scale comp's own index
 -- from chunk from (nil: its lowest) up to its tail, with list the chunk's
--- ids ("id,id,…,"), until f returns true. It returns the tail's ct and cl.
+-- ids ("id,id,…,"), until f returns true. It returns the tail's ct and the
+-- sealed chunks it read, lowest first. A cursor's chunk that has emptied
+-- since is found by a walk from the lowest, which reads only chunks that
+-- hold orders.
 local function ownChunks(comp, from, f)
-  local ct, cl, ids = ownTail(redis.call('HGET', K.own, comp))
+  local ct, cl, _, ids = ownTail(redis.call('HGET', K.own, comp))
   -- a chunk past the tail was named before the index emptied: start over
   if not from or from > ct then from = cl end
-  for chunk = math.max(cl, from), ct do
-    local list = ids
-    if chunk < ct then list = redis.call('HGET', K.own, ownField(comp, chunk)) or '' end
-    if f(chunk, list) then break end
+  local chunk, read = cl, {}
+  if from == ct then
+    chunk = ct
+  elseif from > cl and redis.call('HEXISTS', K.own, ownField(comp, from)) == 1 then
+    chunk = from
   end
-  return ct, cl
+  while chunk < ct do
+    local v = redis.call('HGET', K.own, ownField(comp, chunk))
+    if not v then error('dispatch: own index of ' .. comp .. ' lost chunk ' .. hex(chunk)) end
+    local _, n, list = sealedOf(v, chunk)
+    read[#read + 1] = chunk
+    if chunk >= from and f(chunk, list) then return ct, read end
+    if n <= chunk then error('dispatch: own index of ' .. comp .. ' loops at chunk ' .. hex(chunk)) end
+    chunk = n
+  end
+  f(ct, ids)
+  return ct, read
 end
 
 -- ownOutstanding calls f(oid, o) for each order of Scale comp's own index
 -- that is still assigned to comp (o its decoded record), in order of
--- assignment, and returns the tail's ct and cl as ownChunks does.
+-- assignment, and returns the sealed chunks it read, for ownClear.
 local function ownOutstanding(comp, f)
-  return ownChunks(comp, nil, function(_, v)
+  local _, read = ownChunks(comp, nil, function(_, v)
     for oid in string.gmatch(v, '([^,]+),') do
       local o = getOrder(oid)
       if o and o.st == 'a' and o.comp == comp then f(oid, o) end
     end
   end)
+  return read
 end
 
--- ownClear removes Scale comp's own index (tail ct, lowest chunk cl, as
--- ownChunks returns them).
-local function ownClear(comp, ct, cl)
+-- ownClear removes Scale comp's own index: its tail and the sealed chunks
+-- of the whole walk (ownOutstanding).
+local function ownClear(comp, read)
   local fields = {comp}
-  for chunk = cl, ct - 1 do fields[#fields + 1] = ownField(comp, chunk) end
+  for _, chunk in ipairs(read) do fields[#fields + 1] = ownField(comp, chunk) end
   callMany('HDEL', K.own, fields, 1)
 end
 
@@ -164,20 +221,24 @@ local function ownAppend(comps, first, n, ids)
   end
   local tails = hmgetList(K.own, first)
   for j, id in ipairs(first) do
-    -- the tail "ct|cl|ids": ct ends before a, the ids start after hl
-    local v = tails[j] or '0|0|'
+    -- the tail "ct|cl|p|ids": ct ends before a, cl before b, the ids
+    -- start after hl
+    local v = tails[j] or '0|0||'
     local a = string.find(v, '|', 1, true)
-    local hl = string.find(v, '|', a + 1, true)
+    local b = string.find(v, '|', a + 1, true)
+    local hl = string.find(v, '|', b + 1, true)
     local chunk = string.sub(v, 1, a - 1)
     local i = head[id]
     while i do
       if #v - hl >= OWN then
+        -- sealed as "p||ids": the tail's p, written for the same chunk
+        -- number, and the new tail after it
         local ct = tonumber(chunk, 16)
         ownKV[#ownKV + 1] = ownField(id, ct)
-        ownKV[#ownKV + 1] = string.sub(v, hl + 1)
+        ownKV[#ownKV + 1] = string.sub(v, b + 1, hl) .. '|' .. string.sub(v, hl + 1)
         chunk = hex(ct + 1)
-        v = chunk .. string.sub(v, a, hl)
-        a, hl = #chunk + 1, #v
+        v = chunk .. string.sub(v, a, b) .. '|'
+        a, b, hl = #chunk + 1, #v - 1, #v
       end
       v = v .. ids[i] .. ','
       chunkOf[i] = chunk

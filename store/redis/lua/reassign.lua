@@ -32,7 +32,7 @@ end
 
 -- The Scale's outstanding orders, oldest first, from its own index.
 local ids, recs = {}, {}
-local ct, cl = ownOutstanding(from, function(oid, o)
+local read = ownOutstanding(from, function(oid, o)
   ids[#ids + 1] = oid
   recs[#recs + 1] = o
 end)
@@ -62,7 +62,7 @@ if not plan then return failed end
 local comps, cur, first = plan.comps, plan.cur, plan.first
 
 local chunkOf, ownKV = ownAppend(comps, first, n, ids)
-ownClear(from, ct, cl)
+ownClear(from, read)
 hsetMany(K.own, ownKV)
 
 local okv, reply = {}, {}

@@ -20,14 +20,14 @@ end
 if c.out > 0 and not force then return fail('BUSY', id .. ' ' .. fmt(c.out)) end
 
 local cancelled, okv, qv = 0, {}, {}
-local ct, cl = ownOutstanding(id, function(oid, o)
+local read = ownOutstanding(id, function(oid, o)
   o.st, o.done = 'x', fmt(now)
   okv[#okv + 1] = oid
   okv[#okv + 1] = encOrder(o)
   qv[#qv + 1] = fmt(now + ret) .. '|' .. oid
   cancelled = cancelled + 1
 end)
-ownClear(id, ct, cl)
+ownClear(id, read)
 hsetMany(K.orders, okv)
 for i = 1, #qv, WRITE do
   redis.call('RPUSH', K.oexp, unpack(qv, i, math.min(i + WRITE - 1, #qv)))
