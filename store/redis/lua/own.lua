@@ -85,7 +85,8 @@ local function ownDrop(comp, chunk, id)
     return
   end
   redis.call('HDEL', K.own, field)
-  if chunk == cl then
+  local lowest = chunk == cl
+  if lowest then
     cl = n
   else
     local pf = ownField(comp, p)
@@ -96,7 +97,7 @@ local function ownDrop(comp, chunk, id)
     local nf = ownField(comp, n)
     local _, nn, nl = sealedOf(redis.call('HGET', K.own, nf), n)
     redis.call('HSET', K.own, nf, encSealed(n, p, nn, cl, nl))
-    if chunk ~= cl and n ~= cl then return end
+    if not lowest then return end -- the tail stays as it was
   else
     tp = p
   end
