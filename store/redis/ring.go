@@ -14,7 +14,17 @@ const (
 	ringStep     = 50 // 5,000 points: some tens of ms of Redis per call
 	ringAttempts = 3
 	ringVNodes   = balancing.DefaultVNodes
+	// ringInScript is the most Scales whose ring pool_put.lua builds in
+	// one call when the steps could not keep up with the Scales: 100,000
+	// points, some hundreds of ms of Redis. A larger pool's switch fails
+	// instead of holding Redis for seconds or minutes.
+	ringInScript = 1000
 )
+
+// errRingChurn is the error of a switch to consistent-hash whose ring the
+// pool's registrations and deletions kept outdating.
+var errRingChurn = fmt.Errorf("%w: the pool's Scales kept changing while its consistent-hash ring was built (%d tries); switch again once they settle",
+	dispatch.ErrUnavailable, ringAttempts)
 
 // buildRing places the ring of pool's Scales in steps of ringStep Scales,
 // before PutPool switches the pool to consistent-hash, so that the switch
@@ -23,8 +33,10 @@ const (
 // it stopped when PutPool is called again. It returns the version of the
 // Scales the ring holds, which pool_put.lua checks, or "" when there is
 // nothing to build in steps (no such pool, already hashing, few Scales) or
-// the Scales kept changing: pool_put.lua then builds the ring itself.
+// the Scales kept changing: pool_put.lua then builds the ring itself, or,
+// for more than ringInScript Scales, errRingChurn.
 func (s *Store) buildRing(ctx context.Context, pool string) (string, error) {
+	scales := 0
 	for range ringAttempts {
 		v, err := s.run(ctx, scriptRingBuild, pool, "start")
 		if se, ok := asScriptError(err); ok && se.code == "NOPOOL" {
@@ -42,7 +54,7 @@ func (s *Store) buildRing(ctx context.Context, pool string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if len(ids) <= ringStep {
+		if scales = len(ids); scales <= ringStep {
 			return "", nil
 		}
 		stale := false
@@ -73,6 +85,9 @@ func (s *Store) buildRing(ctx context.Context, pool string) (string, error) {
 		if !stale {
 			return version, nil
 		}
+	}
+	if scales > ringInScript {
+		return "", errRingChurn
 	}
 	return "", nil
 }

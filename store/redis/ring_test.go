@@ -2,7 +2,9 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -212,5 +214,68 @@ func (h *cancelAfterSteps) ProcessHook(next goredis.ProcessHook) goredis.Process
 			h.mu.Unlock()
 		}
 		return err
+	}
+}
+
+// churnHook registers a Scale of its own through register before each step
+// of a ring build that it sees pass, as a fleet that keeps growing would.
+type churnHook struct {
+	register func(i int)
+	n        int
+}
+
+func (h *churnHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (h *churnHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		if slices.Contains(cmd.Args(), any("add")) {
+			h.n++
+			h.register(h.n)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *churnHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return next
+}
+
+// TestRingChurnOfALargePool switches a pool of 1,050 Scales to
+// consistent-hash while a Scale registers before every step of the build:
+// the steps never catch up, and instead of building 105,000 points in one
+// script, which would hold Redis, the switch fails as unavailable and the
+// pool keeps its strategy. Once the Scales settle the switch goes through.
+func TestRingChurnOfALargePool(t *testing.T) {
+	srv, c, svc := ringEnv(t)
+	ctx := context.Background()
+	mustPool(t, svc, "big")
+	putScales(t, svc, "big", numbered("s-", 1050))
+	other := dispatch.NewService(redis.New(newClient(t, srv), redis.Options{}), dispatch.Config{})
+	churn := &churnHook{register: func(i int) {
+		if _, _, err := other.PutScale(ctx, "big", fmt.Sprintf("late-%03d", i), dispatch.ScaleSpec{}); err != nil {
+			t.Errorf("PutScale: %v", err)
+		}
+	}}
+	c.AddHook(churn)
+	hash := dispatch.ConsistentHash
+	if _, _, err := svc.PutPool(ctx, "big", dispatch.PoolSpec{Strategy: &hash}); !errors.Is(err, dispatch.ErrUnavailable) {
+		t.Fatalf("switch while Scales keep registering: %v, want ErrUnavailable", err)
+	}
+	if p, err := svc.GetPool(ctx, "big"); err != nil || p.Strategy != dispatch.Waterfill {
+		t.Fatalf("pool after the failed switch: %+v, %v, want waterfill", p, err)
+	}
+	if churn.n < 3 {
+		t.Fatalf("%d ring steps seen, want one or more in each of the 3 tries", churn.n)
+	}
+	churn.register = func(int) {}
+	if _, _, err := svc.PutPool(ctx, "big", dispatch.PoolSpec{Strategy: &hash}); err != nil {
+		t.Fatalf("switch once the Scales settled: %v", err)
+	}
+	scales, err := c.HLen(ctx, poolKey("big", "scales")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ringOf(t, c, "big")); n != int(scales)*100 {
+		t.Fatalf("ring after the switch: %d points for %d Scales, want 100 each", n, scales)
 	}
 }
