@@ -86,7 +86,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add("p", "dryRun=true", "k-1", []byte(`{"orders":[{"id":"o-1"}]}`), asJSON|flagKey)
 	f.Add("p", "dryRun=yes", "", []byte(`{"orders":[{}]}`), asJSON)
 	f.Add("p", "dryRun=true&dryRun=false", "", []byte(`{"orders":[{}]}`), asJSON)
-	f.Add("p", "dryrun=true", "", []byte(`{"orders":[{"id":"o-1"}]}`), asJSON) // 400: not dryRun
+	f.Add("p", "dryrun=true", "", []byte(`{"orders":[{"id":"o-1"}]}`), asJSON)             // 400: not dryRun
 	f.Add("p", "", "", []byte(`{"orders":[{"id":"held"}]}`), asJSON)                       // 409
 	f.Add("idle", "", "", []byte(`{"orders":[{"id":"o-1"}]}`), asJSON)                     // 409: no eligible Scale
 	f.Add("full", "", "", []byte(`{"orders":[{"id":"a"},{"id":"b"},{"id":"c"}]}`), asJSON) // 409: no room
