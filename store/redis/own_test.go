@@ -3,6 +3,9 @@ package redis_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,4 +88,159 @@ func TestOwnIndexSkipsEmptiedChunks(t *testing.T) {
 		t.Errorf("a forced delete of 31 orders read %d entries by HGET, want at most 40", n)
 	}
 	checkOwnIndex(t, c, st, "p")
+}
+
+// TestOwnIndexRandomWalk runs a seeded random mix of dispatches,
+// completions, cancellations, reassignments and forced deletes over three
+// Scales with long ids (few per chunk, so chunks seal, empty and go in
+// every order), and checks the own index after each step: its links, and
+// that a paged listing of each Scale gives exactly its assigned orders,
+// oldest first.
+func TestOwnIndexRandomWalk(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	st := redis.New(c, redis.Options{Retention: time.Hour})
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 11))
+	scales := []string{"A", "B", "C"}
+	if _, _, err := st.PutPool(ctx, "p", dispatch.PoolSpec{}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range scales {
+		if _, _, err := st.PutScale(ctx, "p", id, dispatch.ScaleSpec{}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	owner := map[string]string{} // assigned order → Scale
+	var order []string           // assigned orders, oldest first
+	drop := func(id string) {
+		delete(owner, id)
+		order = slices.DeleteFunc(order, func(o string) bool { return o == id })
+	}
+	pick := func(k int) []string {
+		var ids []string
+		for _, i := range rng.Perm(len(order))[:min(k, len(order))] {
+			ids = append(ids, order[i])
+		}
+		return ids
+	}
+	for step := range 300 {
+		now := time.Now()
+		switch op := rng.IntN(10); {
+		case op < 5: // a batch of long ids
+			req := batchRequest("p", fmt.Sprintf("b%03d", step), 1+rng.IntN(30))
+			for i := range req.Orders {
+				req.Orders[i].ID = fmt.Sprintf("order-%03d-%02d-%s", step, i, strings.Repeat("x", 40))
+			}
+			b, _, err := st.Dispatch(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range b.Assignments {
+				owner[a.OrderID] = a.CompID
+				order = append(order, a.OrderID)
+			}
+		case op < 7: // complete some
+			var cs []dispatch.Completion
+			for _, id := range pick(1 + rng.IntN(20)) {
+				cs = append(cs, dispatch.Completion{OrderID: id})
+				drop(id)
+			}
+			if _, _, err := st.Complete(ctx, "p", cs, now); err != nil {
+				t.Fatal(err)
+			}
+		case op < 8: // cancel one
+			for _, id := range pick(1) {
+				if _, err := st.Cancel(ctx, "p", id, now); err != nil {
+					t.Fatal(err)
+				}
+				drop(id)
+			}
+		case op < 9: // a Scale goes down, its orders move, it comes back
+			from := scales[rng.IntN(len(scales))]
+			setState(t, st, from, dispatch.Down)
+			moved, err := st.Reassign(ctx, dispatch.ReassignRequest{Pool: "p", CompID: from, Now: now, MaxCost: dispatch.DefaultMaxCost})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range moved {
+				owner[a.OrderID] = a.CompID
+			}
+			setState(t, st, from, dispatch.Active)
+		default: // a Scale is deleted with its orders, and registered again
+			gone := scales[rng.IntN(len(scales))]
+			if err := st.DeleteScale(ctx, "p", gone, true, now); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range slices.Clone(order) {
+				if owner[id] == gone {
+					drop(id)
+				}
+			}
+			if _, _, err := st.PutScale(ctx, "p", gone, dispatch.ScaleSpec{}, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkOwnIndex(t, c, st, "p")
+		if t.Failed() {
+			t.Fatalf("after step %d", step)
+		}
+		if step%10 != 9 {
+			continue
+		}
+		for _, id := range scales {
+			var want []string
+			for _, o := range order {
+				if owner[o] == id {
+					want = append(want, o)
+				}
+			}
+			var got []string
+			p := dispatch.Page{Limit: 1 + rng.IntN(7)}
+			for {
+				page, next, err := st.ListScaleOrders(ctx, "p", id, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range page {
+					got = append(got, o.ID)
+				}
+				if next == "" {
+					break
+				}
+				p.Cursor = next
+			}
+			if !sameSet(got, want) {
+				t.Fatalf("step %d: Scale %s lists %d orders, want %d", step, id, len(got), len(want))
+			}
+		}
+	}
+}
+
+// setState sets a Scale's state.
+func setState(t testing.TB, st *redis.Store, compID string, state dispatch.ScaleState) {
+	t.Helper()
+	if _, _, err := st.PutScale(context.Background(), "p", compID, dispatch.ScaleSpec{State: &state}, time.Now()); err != nil {
+		t.Fatalf("PutScale %s %s: %v", compID, state, err)
+	}
+}
+
+// sameSet reports whether a and b hold the same ids, each once.
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := make(map[string]bool, len(a))
+	for _, x := range a {
+		if seen[x] {
+			return false
+		}
+		seen[x] = true
+	}
+	for _, x := range b {
+		if !seen[x] {
+			return false
+		}
+	}
+	return true
 }
