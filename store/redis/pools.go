@@ -28,17 +28,30 @@ func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec
 	if spec.SlowStart != nil {
 		slowStart = strconv.FormatInt(spec.SlowStart.Milliseconds(), 10)
 	}
-	version := ""
-	if strategy == string(dispatch.ConsistentHash) {
-		var err error
-		if version, err = s.buildRing(ctx, name); err != nil {
-			return dispatch.Pool{}, false, err
+	var v any
+	for attempt := 1; ; attempt++ {
+		version := ""
+		if strategy == string(dispatch.ConsistentHash) {
+			var err error
+			if version, err = s.buildRing(ctx, name); err != nil {
+				return dispatch.Pool{}, false, err
+			}
 		}
-	}
-	tok := token()
-	v, err := s.runCall(ctx, scriptPoolPut, name, tok, ms(now), s.retention.Milliseconds(), tok, strategy, slowStart, version)
-	if err != nil {
-		return dispatch.Pool{}, false, translate(err, name)
+		tok := token()
+		var err error
+		v, err = s.runCall(ctx, scriptPoolPut, name, tok, ms(now), s.retention.Milliseconds(), tok, strategy, slowStart, version, ringInScript)
+		// A Scale came or went between the last step of the ring and the
+		// switch, in a pool too large to place its ring in the switch.
+		if se, ok := asScriptError(err); ok && se.code == "RINGSTALE" {
+			if attempt == ringAttempts {
+				return dispatch.Pool{}, false, errRingChurn
+			}
+			continue
+		}
+		if err != nil {
+			return dispatch.Pool{}, false, translate(err, name)
+		}
+		break
 	}
 	r, _ := v.([]any)
 	if len(r) != 5 {

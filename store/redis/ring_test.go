@@ -217,10 +217,12 @@ func (h *cancelAfterSteps) ProcessHook(next goredis.ProcessHook) goredis.Process
 	}
 }
 
-// churnHook registers a Scale of its own through register before each step
-// of a ring build that it sees pass, as a fleet that keeps growing would.
+// churnHook registers a Scale of its own through register before each call
+// that it sees pass with the argument on (default "add", a step of a ring
+// build), as a fleet that keeps growing would.
 type churnHook struct {
 	register func(i int)
+	on       string
 	n        int
 }
 
@@ -228,7 +230,11 @@ func (h *churnHook) DialHook(next goredis.DialHook) goredis.DialHook { return ne
 
 func (h *churnHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if slices.Contains(cmd.Args(), any("add")) {
+		on := h.on
+		if on == "" {
+			on = "add"
+		}
+		if slices.Contains(cmd.Args(), any(on)) {
 			h.n++
 			h.register(h.n)
 		}
@@ -277,5 +283,61 @@ func TestRingChurnOfALargePool(t *testing.T) {
 	}
 	if n := len(ringOf(t, c, "big")); n != int(scales)*100 {
 		t.Fatalf("ring after the switch: %d points for %d Scales, want 100 each", n, scales)
+	}
+}
+
+// TestRingChurnBeforeTheSwitch lets the steps of a pool of 1,050 Scales
+// finish, and registers a Scale between the last step and the switch: the
+// switch may not place the whole ring in its own call. It builds again in
+// steps and switches; when a Scale comes before every switch, it fails as
+// unavailable after three tries and the pool keeps its strategy.
+func TestRingChurnBeforeTheSwitch(t *testing.T) {
+	srv, c, svc := ringEnv(t)
+	ctx := context.Background()
+	other := dispatch.NewService(redis.New(newClient(t, srv), redis.Options{}), dispatch.Config{})
+	hash := dispatch.ConsistentHash
+	for _, tc := range []struct {
+		pool  string
+		times int // how many switches a Scale registers before
+		fails bool
+	}{
+		{"once", 1, false},
+		{"always", 1000, true},
+	} {
+		mustPool(t, svc, tc.pool)
+		putScales(t, svc, tc.pool, numbered("s-", 1050))
+		churn := &churnHook{on: string(hash)}
+		churn.register = func(i int) {
+			if i > tc.times {
+				return
+			}
+			if _, _, err := other.PutScale(ctx, tc.pool, fmt.Sprintf("late-%03d", i), dispatch.ScaleSpec{}); err != nil {
+				t.Errorf("PutScale: %v", err)
+			}
+		}
+		c.AddHook(churn)
+		_, _, err := svc.PutPool(ctx, tc.pool, dispatch.PoolSpec{Strategy: &hash})
+		churn.register = func(int) {}
+		p, gerr := svc.GetPool(ctx, tc.pool)
+		if gerr != nil {
+			t.Fatal(gerr)
+		}
+		if tc.fails {
+			if !errors.Is(err, dispatch.ErrUnavailable) || p.Strategy != dispatch.Waterfill || churn.n != 3 {
+				t.Fatalf("%s: switch: %v, strategy %s after %d switch calls; want ErrUnavailable, waterfill, 3", tc.pool, err, p.Strategy, churn.n)
+			}
+			continue
+		}
+		// the first switch call refused to build, the second switched
+		if err != nil || p.Strategy != hash || churn.n != 2 {
+			t.Fatalf("%s: switch: %v, strategy %s after %d switch calls; want it switched in the second", tc.pool, err, p.Strategy, churn.n)
+		}
+		scales, err := c.HLen(ctx, poolKey(tc.pool, "scales")).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(ringOf(t, c, tc.pool)); n != int(scales)*100 || scales != 1051 {
+			t.Fatalf("%s: ring of %d points for %d Scales, want 100 for each of 1051", tc.pool, n, scales)
+		}
 	}
 }
