@@ -244,3 +244,50 @@ func sameSet(a, b []string) bool {
 	}
 	return true
 }
+
+// TestOwnIndexCursorOfAnEmptiedChunk pages through a Scale of 4,000
+// outstanding orders, then completes every order of the chunk the cursor
+// names: the next page starts at the next chunk that holds orders, found
+// among the next few numbers, without a walk from the lowest chunk.
+func TestOwnIndexCursorOfAnEmptiedChunk(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	st := redis.New(c, redis.Options{Retention: time.Hour})
+	ctx := context.Background()
+	poolWithScales(t, st, "p", 1) // S0
+	for b := range 40 {
+		if _, _, err := st.Dispatch(ctx, batchRequest("p", fmt.Sprintf("b%02d", b), 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := dispatch.Page{Limit: 100}
+	for range 30 {
+		_, next, err := st.ListScaleOrders(ctx, "p", "S0", p)
+		if err != nil || next == "" {
+			t.Fatalf("ListScaleOrders: %q, %v", next, err)
+		}
+		p.Cursor = next
+	}
+	chunk, _, _ := strings.Cut(p.Cursor, ".")
+	v, err := c.HGet(ctx, poolKey("p", "own"), "S0 "+chunk).Result()
+	if err != nil {
+		t.Fatalf("the cursor's chunk %s: %v", chunk, err)
+	}
+	var cs []dispatch.Completion
+	for _, id := range strings.Split(strings.TrimSuffix(v[strings.LastIndexByte(v, '|')+1:], ","), ",") {
+		cs = append(cs, dispatch.Completion{OrderID: id})
+	}
+	if _, _, err := st.Complete(ctx, "p", cs, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	checkOwnIndex(t, c, st, "p")
+	resetStats(t, c)
+	p.Limit = 10
+	page, _, err := st.ListScaleOrders(ctx, "p", "S0", p)
+	if err != nil || len(page) != 10 {
+		t.Fatalf("the page after the emptied chunk: %d orders, %v", len(page), err)
+	}
+	if n := commandCalls(t, c, "hget") + commandCalls(t, c, "hexists"); n > 30 {
+		t.Errorf("the page after the emptied chunk %s read %d entries by HGET, want at most 30", chunk, n)
+	}
+}

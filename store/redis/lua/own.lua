@@ -94,9 +94,12 @@ local function ownDrop(comp, chunk, id)
     redis.call('HSET', K.own, pf, encSealed(p, pp, n, cl, pl))
   end
   if n < ct then
-    local nf = ownField(comp, n)
-    local _, nn, nl = sealedOf(redis.call('HGET', K.own, nf), n)
-    redis.call('HSET', K.own, nf, encSealed(n, p, nn, cl, nl))
+    -- (the next number after the lowest points back as '' either way)
+    if not (lowest and n == chunk + 1) then
+      local nf = ownField(comp, n)
+      local _, nn, nl = sealedOf(redis.call('HGET', K.own, nf), n)
+      redis.call('HSET', K.own, nf, encSealed(n, p, nn, cl, nl))
+    end
     if not lowest then return end -- the tail stays as it was
   else
     tp = p
@@ -104,21 +107,30 @@ local function ownDrop(comp, chunk, id)
   putTail(comp, ct, cl, tp, ids)
 end
 
+-- OWNPROBE is how many chunk numbers past a page cursor's chunk, emptied
+-- since, ownChunks tries before it walks from the lowest chunk.
+local OWNPROBE = 32
+
 -- ownChunks calls f(chunk, list) for each chunk of Scale comp's own index
 -- from chunk from (nil: its lowest) up to its tail, with list the chunk's
 -- ids ("id,id,…,"), until f returns true. It returns the tail's ct and the
 -- sealed chunks it read, lowest first. A cursor's chunk that has emptied
--- since is found by a walk from the lowest, which reads only chunks that
--- hold orders.
+-- since is looked for among the next OWNPROBE numbers, then by a walk
+-- from the lowest, which reads only chunks that hold orders.
 local function ownChunks(comp, from, f)
   local ct, cl, _, ids = ownTail(redis.call('HGET', K.own, comp))
   -- a chunk past the tail was named before the index emptied: start over
   if not from or from > ct then from = cl end
   local chunk, read = cl, {}
-  if from == ct then
-    chunk = ct
-  elseif from > cl and redis.call('HEXISTS', K.own, ownField(comp, from)) == 1 then
-    chunk = from
+  if from > cl then
+    -- the cursor's chunk, or one of the next few if it has emptied since;
+    -- past those, the walk from the lowest
+    for x = from, math.min(from + OWNPROBE, ct) do
+      if x == ct or redis.call('HEXISTS', K.own, ownField(comp, x)) == 1 then
+        chunk = x
+        break
+      end
+    end
   end
   while chunk < ct do
     local v = redis.call('HGET', K.own, ownField(comp, chunk))

@@ -6,7 +6,7 @@
 --   BUSY.
 --
 -- The Scale's own index lists its outstanding orders, so force costs
--- O(outstanding + chunks between its oldest outstanding order and now).
+-- O(outstanding + the chunks that hold them).
 
 local id, now, ret, tok, force = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1'
 if not poolExists() then return fail('NOPOOL') end
