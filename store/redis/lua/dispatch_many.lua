@@ -21,10 +21,7 @@ local function dispatchMany(A)
     out[j] = r
     o = o + 1 + tonumber(A[o + 1])
   end
-  -- One sweep per batch applied, as separate calls would have made, but
-  -- only while there is something to remove.
-  for _ = 1, applied do
-    if not sweep(now, ret) then break end
-  end
+  -- One sweep per batch applied, as separate calls would have made.
+  sweepRounds(now, ret, applied)
   return out
 end

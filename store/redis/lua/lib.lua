@@ -375,14 +375,19 @@ local function sweep(now, ret)
   return more or n == SWEEP
 end
 
+-- sweepRounds sweeps up to k times, while there is something to remove.
+local function sweepRounds(now, ret, k)
+  for _ = 1, k do
+    if not sweep(now, ret) then return end
+  end
+end
+
 -- sweepFor sweeps after a call that queued added orders to expire (the
 -- ones it finished): SWEEP from each queue for every SWEEP of them and
 -- SWEEP more, so that calls remove more than they add and a backlog
 -- drains, at a cost in proportion to the call's own.
 local function sweepFor(now, ret, added)
-  for _ = 1, math.floor(added / SWEEP) + 1 do
-    if not sweep(now, ret) then return end
-  end
+  sweepRounds(now, ret, math.floor(added / SWEEP) + 1)
 end
 
 -- Call replies: a call whose reply a second run could not recompute
