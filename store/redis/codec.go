@@ -39,34 +39,45 @@ func (p *ints) time(s string) time.Time {
 	return fromMs(p.parse(s))
 }
 
+var healthOfCode = map[string]dispatch.Health{"u": dispatch.Up, "l": dispatch.Lapsed, "e": dispatch.Ejected}
+
 // decodeScale reads a Scale as the scripts show it (lib.lua's scaleView):
-// "weight|state|maxOrders|outstanding|baseLoad|activeSinceMs|avgMs".
+// "weight|state|maxOrders|outstanding|baseLoad|activeSinceMs|avgMs|health|
+// lastHeartbeatMs|ejectedUntilMs|ejections|failures|failWindowStartMs|
+// lastFailMs", its health as recorded.
 func decodeScale(compID, rec string) (dispatch.Scale, error) {
 	f := strings.Split(rec, "|")
-	if len(f) != 7 {
+	if len(f) != 14 {
 		return dispatch.Scale{}, fmt.Errorf("redis: scale %q: bad record %q", compID, rec)
 	}
 	var p ints
 	sc := dispatch.Scale{
-		CompID:      compID,
-		Weight:      p.parse(f[0]),
-		State:       stateOfCode[f[1]],
-		MaxOrders:   p.parse(f[2]),
-		Outstanding: p.parse(f[3]),
-		BaseLoad:    p.parse(f[4]),
-		ActiveSince: p.time(f[5]),
+		CompID:          compID,
+		Weight:          p.parse(f[0]),
+		State:           stateOfCode[f[1]],
+		MaxOrders:       p.parse(f[2]),
+		Outstanding:     p.parse(f[3]),
+		BaseLoad:        p.parse(f[4]),
+		ActiveSince:     p.time(f[5]),
+		Health:          healthOfCode[f[7]],
+		LastHeartbeatAt: p.time(f[8]),
+		EjectedUntil:    p.time(f[9]),
+		Ejections:       p.parse(f[10]),
+		Failures:        p.parse(f[11]),
+		FailWindowStart: p.time(f[12]),
+		LastFailAt:      p.time(f[13]),
 	}
-	if p.err != nil || sc.State == "" {
+	if p.err != nil || sc.State == "" || sc.Health == "" {
 		return dispatch.Scale{}, fmt.Errorf("redis: scale %q: bad record %q", compID, rec)
 	}
 	return sc, nil
 }
 
 // decodeOrder reads an order as the scripts show it (lib.lua's orderView):
-// "state|assignedMs|doneMs|batchId|compId|key".
+// "state|assignedMs|doneMs|batchId|compId|moves|key".
 func decodeOrder(orderID, view string) (dispatch.Order, error) {
-	f := strings.SplitN(view, "|", 6)
-	if len(f) != 6 {
+	f := strings.SplitN(view, "|", 7)
+	if len(f) != 7 {
 		return dispatch.Order{}, fmt.Errorf("redis: order %q: bad record %q", orderID, view)
 	}
 	var p ints
@@ -77,7 +88,8 @@ func decodeOrder(orderID, view string) (dispatch.Order, error) {
 		CompletedAt: p.time(f[2]),
 		BatchID:     f[3],
 		CompID:      f[4],
-		Key:         f[5],
+		Moves:       p.parse(f[5]),
+		Key:         f[6],
 	}
 	if p.err != nil || o.State == "" {
 		return dispatch.Order{}, fmt.Errorf("redis: order %q: bad record %q", orderID, view)

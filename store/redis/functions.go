@@ -17,7 +17,7 @@ import (
 // during an upgrade; an older version's library stays until removed
 // (docs/operations.md).
 var (
-	dispatchLib        = newLibrary("waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "dispatch.lua", "dispatch_many.lua")
+	dispatchLib        = newLibrary("waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "health.lua", "dispatch.lua", "dispatch_many.lua")
 	fnDispatch         = dispatchLib.function("dispatch")
 	fnDispatchMany     = dispatchLib.function("dispatch_many")
 	functionScriptName = map[string]string{fnDispatch: "dispatch", fnDispatchMany: "dispatch_many"}

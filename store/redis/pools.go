@@ -28,6 +28,7 @@ func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec
 	if spec.SlowStart != nil {
 		slowStart = strconv.FormatInt(spec.SlowStart.Milliseconds(), 10)
 	}
+	health := healthArgs(spec)
 	var v any
 	for attempt := 1; ; attempt++ {
 		version := ""
@@ -39,7 +40,8 @@ func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec
 		}
 		tok := token()
 		var err error
-		v, err = s.runCall(ctx, scriptPoolPut, name, tok, ms(now), s.retention.Milliseconds(), tok, strategy, slowStart, version, ringInScript)
+		v, err = s.runCall(ctx, scriptPoolPut, name, tok, ms(now), s.retention.Milliseconds(), tok, strategy, slowStart, version, ringInScript,
+			health[0], health[1], health[2], health[3], health[4])
 		// A Scale came or went between the last step of the ring and the
 		// switch, in a pool too large to place its ring in the switch.
 		if se, ok := asScriptError(err); ok && se.code == "RINGSTALE" {
@@ -54,7 +56,7 @@ func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec
 		break
 	}
 	r, _ := v.([]any)
-	if len(r) != 5 {
+	if len(r) != 11 {
 		return dispatch.Pool{}, false, fmt.Errorf("redis: pool_put replied %v", v)
 	}
 	created := asInt(r[0]) == 1
@@ -127,7 +129,7 @@ func (s *Store) readPools(ctx context.Context, names []string) ([]dispatch.Pool,
 	_, err := s.c.Pipelined(ctx, func(pl goredis.Pipeliner) error {
 		for i, name := range names {
 			k := keysOf(name)
-			metas[i] = pl.HMGet(ctx, k[0], "s", "ss", "c")
+			metas[i] = pl.HMGet(ctx, k[0], poolFields...)
 			sizes[i] = pl.HLen(ctx, k[1])
 		}
 		return nil
@@ -138,10 +140,10 @@ func (s *Store) readPools(ctx context.Context, names []string) ([]dispatch.Pool,
 	var out []dispatch.Pool
 	for i, name := range names {
 		m := metas[i].Val()
-		if len(m) != 3 || m[0] == nil {
+		if len(m) != len(poolFields) || m[0] == nil {
 			continue
 		}
-		p, err := decodePool(name, []any{m[0], m[1], m[2], sizes[i].Val()})
+		p, err := decodePool(name, append([]any{m[0], m[1], m[2], sizes[i].Val()}, m[3:]...))
 		if err != nil {
 			return nil, err
 		}
@@ -172,15 +174,58 @@ func (s *Store) DeletePool(ctx context.Context, name string) error {
 	return nil
 }
 
-// decodePool reads {strategy, slowStart ms, createdAt ms, Scales}.
+// poolFields are the fields of a pool's meta that a Pool shows, as
+// lua/read.lua reads them: strategy, slowStart, createdAt, then the health
+// options (lua/health.lua).
+var poolFields = []string{"s", "ss", "c", "ht", "ls", "ol", "mf", "fw", "et"}
+
+// healthArgs are the health options of spec as lua/pool_put.lua takes
+// them: heartbeatTimeout ms, onLapse, maxFails, failWindow ms, ejectTime
+// ms, "" for each that spec leaves as it is.
+func healthArgs(spec dispatch.PoolSpec) [5]string {
+	var a [5]string
+	dur := func(d *time.Duration) string {
+		if d == nil {
+			return ""
+		}
+		return strconv.FormatInt(d.Milliseconds(), 10)
+	}
+	a[0] = dur(spec.HeartbeatTimeout)
+	if spec.OnLapse != nil {
+		a[1] = string(*spec.OnLapse)
+	}
+	if spec.MaxFails != nil {
+		a[2] = strconv.FormatInt(*spec.MaxFails, 10)
+	}
+	a[3], a[4] = dur(spec.FailWindow), dur(spec.EjectTime)
+	return a
+}
+
+// decodePool reads {strategy, slowStart ms, createdAt ms, Scales, ht, ls,
+// ol, mf, fw, et}, the health options nil where absent (the defaults).
 func decodePool(name string, r []any) (dispatch.Pool, error) {
-	if len(r) != 4 {
+	if len(r) != 10 {
 		return dispatch.Pool{}, fmt.Errorf("redis: pool %q: bad record %v", name, r)
 	}
 	strategy, _ := r[0].(string)
 	var p ints
 	slowStart := p.parse(asString(r[1]))
 	created := p.parse(asString(r[2]))
+	h := dispatch.DefaultHealthOptions()
+	h.HeartbeatTimeout = time.Duration(p.parse(asString(r[4]))) * time.Millisecond
+	if ls := asString(r[5]); ls != "" {
+		h.LeasesSince = fromMs(p.parse(ls))
+	}
+	if ol := asString(r[6]); ol != "" {
+		h.OnLapse = dispatch.OnLapse(ol)
+	}
+	h.MaxFails = p.parse(asString(r[7]))
+	if fw := asString(r[8]); fw != "" {
+		h.FailWindow = time.Duration(p.parse(fw)) * time.Millisecond
+	}
+	if et := asString(r[9]); et != "" {
+		h.EjectTime = time.Duration(p.parse(et)) * time.Millisecond
+	}
 	if p.err != nil || strategy == "" {
 		return dispatch.Pool{}, fmt.Errorf("redis: pool %q: bad record %v", name, r)
 	}
@@ -190,6 +235,7 @@ func decodePool(name string, r []any) (dispatch.Pool, error) {
 		SlowStart:  time.Duration(slowStart) * time.Millisecond,
 		ScaleCount: int(asInt(r[3])),
 		CreatedAt:  fromMs(created),
+		Health:     h,
 	}, nil
 }
 

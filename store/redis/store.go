@@ -109,6 +109,7 @@ func keysOf(pool string) []string {
 		p + "meta", p + "scales", p + "load", p + "elig", p + "orders", p + "own",
 		p + "batches", p + "idem", p + "oexp", p + "bexp", p + "strat", p + "tmp",
 		p + "gone", p + "bref", p + "lex", p + "ring",
+		p + "lease", p + "lapsed", p + "ejq", p + "lapq", p + "journal",
 	}
 }
 

@@ -111,7 +111,7 @@ local function candidates(b, st)
     local ns = redis.call('ZMSCORE', K.elig, unpack(ids, j, last))
     for k = j, last do
       local id, rec = ids[k], recs[k - j + 1]
-      local w, since, avg = string.match(rec, '^(%d+)|%a|%d+|%d+|(%d*)|([^|]*)$')
+      local w, since, avg = string.match(rec, '^(%d+)|%a|%d+|%d+|(%d*)|([^|]*)')
       cs[k] = {id = id, rec = rec, n = tonumber(ns[k - j + 1]), w = b.weight(tonumber(w), since),
         avg = tonumber(avg), cur = st.cur and st.cur[id]}
     end

@@ -16,7 +16,9 @@
 --   IDEM, EMPTY, DUP, EXISTS, NOELIG, CAP (a Scale could pass MAXCOUNT),
 --   STRATEGY, TOOEXPENSIVE, LAYOUT (a pool of an earlier layout, lib.lua).
 --
--- Validation reads only; the first write comes after every check has passed.
+-- Settling the pool's due Scales comes first (dispatch.Store.Dispatch);
+-- then validation reads only, and the first write of the batch comes after
+-- every check has passed.
 -- A new batch ends with a sweep of expired records, unless noSweep is set:
 -- the caller sweeps.
 
@@ -39,9 +41,17 @@ local function dispatchBatch(A, o, noSweep)
     return k
   end
 
-  local meta = redis.call('HMGET', K.meta, 's', 'u', 'r', 'lv')
+  local meta = redis.call('HMGET', K.meta, 's', 'u', 'r', 'lv', 'ht', 'ls')
   if not meta[1] then return fail('NOPOOL') end
   if meta[4] ~= LAYOUT then return fail('LAYOUT') end
+  -- No order goes to a Scale whose lease has run out, whether or not a
+  -- tick has noticed: the due Scales are settled first (health.lua), which
+  -- costs three index ranges when none is due.
+  local hopts = {ht = tonumber(meta[5]) or 0, ls = tonumber(meta[6]) or 0}
+  if settleDue(now, hopts, nil) > 0 then
+    local m = redis.call('HMGET', K.meta, 'u', 'r')
+    meta[2], meta[3] = m[1], m[2]
+  end
 
   if not dry then
     if bid == '' then return fail('INVALID', 'a batch needs an id') end

@@ -3,8 +3,9 @@
 --
 -- KEYS (every script gets all keys of one pool, in this order; see doc.go):
 --   1 meta  2 scales  3 load  4 elig  5 orders  6 own  7 batches  8 idem
---   9 oexp  10 bexp  11 strat  12 tmp  13 gone  14 bref  15 lex  16 ring,
---   and for a call with a token (callGet) 17 the call's key
+--   9 oexp  10 bexp  11 strat  12 tmp  13 gone  14 bref  15 lex  16 ring
+--   17 lease  18 lapsed  19 ejq  20 lapq  21 journal, and for a call with a
+--   token (callGet) 22 the call's key
 --
 -- Numbers are exact: every value stays below 2^53 and is formatted with fmt,
 -- never tostring (which keeps only 14 digits). Strings are never compared
@@ -131,54 +132,118 @@ local function capCheck(n, lowest)
   end
 end
 
--- Scales: "weight|state|maxOrders|baseLoad|activeSinceMs|avgMs"; state a
--- (active), d (draining), x (down). A Scale's orderCount is its score in
--- elig or load (getScale), and its outstanding orders are orderCount -
--- baseLoad: a dispatch changes elig and leaves the record as it is.
-local SCALE = '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$' -- six fields
+-- Scales: "weight|state|maxOrders|baseLoad|activeSinceMs|avgMs", and for a
+-- Scale registered by a build that keeps health (DESIGN §8, health.lua)
+-- seven fields more, "|health|lastHeartbeatMs|ejectedUntilMs|ejections|
+-- failures|failWindowStartMs|lastFailMs": state a (active), d (draining),
+-- x (down); health u (up), l (lapsed), e (ejected), as last recorded;
+-- ejections the consecutive ones; failures those counted in the window
+-- that opened at failWindowStart (dispatch.HealthOptions.CountFailure);
+-- times empty for none. A record of six fields is up and was never
+-- heartbeated nor reported. A Scale's orderCount is its score in elig or
+-- load (getScale), and its outstanding orders are orderCount - baseLoad: a
+-- dispatch changes elig and leaves the record as it is.
+local SCALE = '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)(.*)$'
+local HEALTH = '^|(%a)|(%d*)|(%d*)|(%d*)|(%d*)|(%d*)|(%d*)$'
 
 -- decScale reads record s of a Scale whose orderCount (its score in elig or
 -- load) is n.
 local function decScale(s, n)
   if not s then return nil end
-  local w, st, max, base, since, avg = string.match(s, SCALE)
+  local w, st, max, base, since, avg, rest = string.match(s, SCALE)
   base = tonumber(base)
-  return {w = tonumber(w), st = st, max = tonumber(max), out = tonumber(n) - base,
-    base = base, since = since, avg = avg}
+  local c = {w = tonumber(w), st = st, max = tonumber(max), out = tonumber(n) - base,
+    base = base, since = since, avg = avg, h = 'u', hb = '', eu = '', ej = 0, f = 0,
+    fs = '', lf = ''}
+  if rest ~= '' then
+    local h, hb, eu, ej, f, fs, lf = string.match(rest, HEALTH)
+    c.h, c.hb, c.eu, c.ej, c.f, c.fs, c.lf = h, hb, eu, tonumber(ej), tonumber(f), fs, lf
+  end
+  return c
 end
 
 -- encScale writes the numbers with Lua's own conversion (14 significant
 -- digits), which is exact for them: weights and counts stay below 2^32
--- (dispatch.MaxOrderCount and the Scale limits).
+-- (dispatch.MaxOrderCount and the Scale limits); times are kept as the
+-- strings they were given as.
 local function encScale(c)
-  return c.w .. '|' .. c.st .. '|' .. c.max .. '|' .. c.base .. '|' .. c.since .. '|' .. c.avg
+  local s = c.w .. '|' .. c.st .. '|' .. c.max .. '|' .. c.base .. '|' .. c.since .. '|' .. c.avg
+  if c.h == 'u' and c.hb == '' and c.eu == '' and c.ej == 0 and c.f == 0 and c.lf == '' then
+    return s
+  end
+  return s .. '|' .. c.h .. '|' .. c.hb .. '|' .. c.eu .. '|' .. c.ej .. '|' .. c.f .. '|' ..
+    c.fs .. '|' .. c.lf
 end
 
--- scaleView is a Scale as replies show it:
--- "weight|state|maxOrders|outstanding|baseLoad|activeSinceMs|avgMs".
+-- scaleView is a Scale as replies show it: "weight|state|maxOrders|
+-- outstanding|baseLoad|activeSinceMs|avgMs|health|lastHeartbeatMs|
+-- ejectedUntilMs|ejections|failures|failWindowStartMs|lastFailMs", its
+-- health as recorded.
 local function scaleView(c)
   return c.w .. '|' .. c.st .. '|' .. c.max .. '|' .. c.out .. '|' .. c.base .. '|' ..
-    c.since .. '|' .. c.avg
+    c.since .. '|' .. c.avg .. '|' .. c.h .. '|' .. c.hb .. '|' .. c.eu .. '|' .. c.ej .. '|' ..
+    c.f .. '|' .. c.fs .. '|' .. c.lf
 end
 
 -- A Scale's orderCount is its score in elig while it is eligible, else in
 -- load: each Scale is in exactly one of the two, so that a dispatch
 -- updates one sorted set.
+-- A failure report re-dispatches its order among the Scales other than the
+-- one reported (fail.lua): that Scale, K.away, reads as excluded (ex), so
+-- that no strategy picks it, consistent-hash's ring walk included.
 local function getScale(id)
   local s = redis.call('HGET', K.scales, id)
   if not s then return nil end
-  return decScale(s, redis.call('ZSCORE', K.elig, id) or redis.call('ZSCORE', K.load, id))
+  local c = decScale(s, redis.call('ZSCORE', K.elig, id) or redis.call('ZSCORE', K.load, id))
+  if id == K.away then c.ex = true end
+  return c
 end
 
 local function copyScale(c)
   return {w = c.w, st = c.st, max = c.max, out = c.out, base = c.base, since = c.since,
-    avg = c.avg}
+    avg = c.avg, h = c.h, hb = c.hb, eu = c.eu, ej = c.ej, f = c.f, fs = c.fs, lf = c.lf}
 end
 
 local function count(c) return c.base + c.out end
 
+-- eligible: active, up and below its maxOrders (DESIGN §8).
 local function eligible(c)
-  return c ~= nil and c.st == 'a' and (c.max == 0 or count(c) < c.max)
+  return c ~= nil and c.st == 'a' and c.h == 'u' and not c.ex and (c.max == 0 or count(c) < c.max)
+end
+
+-- The health indexes (dispatch/healthstore.go, Settling), by which a call
+-- finds the Scales whose health is due to change without reading the pool:
+-- lease holds the Scales not recorded lapsed and lapsed the others, each
+-- by lastHeartbeat; ejq the Scales recorded ejected by ejectedUntil; lapq
+-- (score 0, so by compId) the lapsed Scales that hold orders, which
+-- onLapse reassign empties. healthIndex moves Scale id from record o (nil:
+-- new) to c (nil: removed).
+local function healthIndex(id, o, c)
+  local ol, ohb, oe, oq = false, nil, false, false
+  if o then ol, ohb, oe, oq = o.h == 'l', o.hb, o.h == 'e', o.h == 'l' and o.out > 0 end
+  if not c then
+    if o then
+      redis.call('ZREM', ol and K.lapsed or K.lease, id)
+      if oe then redis.call('ZREM', K.ejq, id) end
+      if oq then redis.call('ZREM', K.lapq, id) end
+    end
+    return
+  end
+  local cl, ce, cq = c.h == 'l', c.h == 'e', c.h == 'l' and c.out > 0
+  if not o or ol ~= cl or ohb ~= c.hb then
+    redis.call('ZADD', cl and K.lapsed or K.lease, tonumber(c.hb) or 0, id)
+    if o and ol ~= cl then redis.call('ZREM', ol and K.lapsed or K.lease, id) end
+  end
+  if ce and (not oe or o.eu ~= c.eu) then
+    redis.call('ZADD', K.ejq, c.eu, id)
+  elseif oe and not ce then
+    redis.call('ZREM', K.ejq, id)
+  end
+  if cq and not oq then
+    redis.call('ZADD', K.lapq, 0, id)
+  elseif oq and not cq then
+    redis.call('ZREM', K.lapq, id)
+  end
 end
 
 -- agg collects the changes of the pool's free-room aggregates: u counts the
@@ -205,7 +270,10 @@ local function enter(keys)
   K.orders, K.own, K.batches, K.idem = keys[5], keys[6], keys[7], keys[8]
   K.oexp, K.bexp, K.strat, K.tmp = keys[9], keys[10], keys[11], keys[12]
   K.gone, K.bref, K.lex, K.ring = keys[13], keys[14], keys[15], keys[16]
-  K.call = keys[17]
+  K.lease, K.lapsed, K.ejq, K.lapq = keys[17], keys[18], keys[19], keys[20]
+  K.journal = keys[21]
+  K.call = keys[22]
+  K.away = nil
   agg.u, agg.r = 0, 0
 end
 
@@ -219,8 +287,8 @@ local function saveScales(ids, old, new, eligDone)
     local o, c = old[id], new[id]
     account(o, -1)
     account(c, 1)
-    if not o or o.w ~= c.w or o.st ~= c.st or o.max ~= c.max or o.base ~= c.base or
-        o.since ~= c.since or o.avg ~= c.avg then
+    healthIndex(id, o, c)
+    if not o or encScale(o) ~= encScale(c) then
       skv[#skv + 1] = id
       skv[#skv + 1] = encScale(c)
     end
@@ -261,6 +329,7 @@ end
 local function saveScale(id, old, new, eligDone)
   if new then return saveScales({id}, {[id] = old}, {[id] = new}, eligDone) end
   account(old, -1)
+  healthIndex(id, old, nil)
   redis.call('HDEL', K.scales, id)
   if eligible(old) then
     redis.call('ZREM', K.elig, id)
@@ -276,15 +345,21 @@ end
 -- key comes last, as it may hold '|'.
 local ORDER = '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$'
 
+-- An order that moved to another Scale (a reassign, a lapse, a failure
+-- report) carries how often in its head: "<state><ref>+<moves>"; an order
+-- that never moved, as a dispatch writes it, has no '+'.
 local function decOrder(s)
   if not s then return nil end
   local head, done, comp, chunk, key = string.match(s, ORDER)
-  return {st = string.sub(head, 1, 1), ref = string.sub(head, 2), done = done, comp = comp,
-    chunk = chunk, key = key}
+  local ref, mv = string.match(head, '^.([^+]*)%+?(%d*)$')
+  return {st = string.sub(head, 1, 1), ref = ref, mv = tonumber(mv) or 0, done = done,
+    comp = comp, chunk = chunk, key = key}
 end
 
 local function encOrder(o)
-  return table.concat({o.st .. o.ref, o.done, o.comp, o.chunk, o.key}, '|')
+  local head = o.st .. o.ref
+  if o.mv > 0 then head = head .. '+' .. fmt(o.mv) end
+  return table.concat({head, o.done, o.comp, o.chunk, o.key}, '|')
 end
 
 local function getOrder(id) return decOrder(redis.call('HGET', K.orders, id)) end
@@ -322,10 +397,10 @@ local function refDrop(ref)
 end
 
 -- orderView is an order as replies show it:
--- "state|assignedMs|doneMs|batchId|compId|key".
+-- "state|assignedMs|doneMs|batchId|compId|moves|key".
 local function orderView(o)
   local bid, at = refGet(o.ref)
-  return table.concat({o.st, at or '', o.done, bid or '', o.comp, o.key}, '|')
+  return table.concat({o.st, at or '', o.done, bid or '', o.comp, fmt(o.mv), o.key}, '|')
 end
 
 -- expiredHead reads up to SWEEP entries of queue q if its head has expired:

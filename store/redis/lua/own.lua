@@ -262,3 +262,52 @@ local function ownAppend(comps, first, n, ids)
   end
   return chunkOf, ownKV
 end
+
+-- ownFront reads up to max of Scale comp's oldest orders from its own index
+-- (a chunk's ids in order, chunks from the lowest), changing nothing. It
+-- returns their ids and a function that takes them out of the index: the
+-- sealed chunks it emptied go, a chunk it took in part keeps the rest and
+-- becomes the lowest. It reads only the chunks it takes from, so a Scale of
+-- millions of orders gives up a few at a time in proportion to the few.
+local function ownFront(comp, max)
+  local ids, gone = {}, {}
+  local tv = redis.call('HGET', K.own, comp)
+  if not tv or max <= 0 then return ids, function() end end
+  local ct, cl, tp, tids = ownTail(tv)
+  -- take reads up to want ids from list and returns what is left of it.
+  local function take(list, want)
+    local at = 1
+    while want > 0 do
+      local j = string.find(list, ',', at, true)
+      if not j then break end
+      ids[#ids + 1] = string.sub(list, at, j - 1)
+      at, want = j + 1, want - 1
+    end
+    return string.sub(list, at)
+  end
+  local chunk, part = cl, nil
+  while chunk < ct and #ids < max do
+    local v = redis.call('HGET', K.own, ownField(comp, chunk))
+    if not v then error('dispatch: own index of ' .. comp .. ' lost chunk ' .. hex(chunk)) end
+    local p, n, list = sealedOf(v, chunk)
+    local rest = take(list, max - #ids)
+    if rest ~= '' then
+      part = {chunk = chunk, p = p, n = n, rest = rest}
+      break
+    end
+    gone[#gone + 1] = ownField(comp, chunk)
+    chunk = n
+  end
+  local trest = tids
+  if not part and chunk >= ct then trest = take(tids, max - #ids) end
+  return ids, function()
+    callMany('HDEL', K.own, gone, 1)
+    if part then
+      -- (its pointer back now lies below the lowest chunk: written '')
+      redis.call('HSET', K.own, ownField(comp, part.chunk), encSealed(part.chunk, part.p, part.n, part.chunk, part.rest))
+      return putTail(comp, ct, part.chunk, tp, tids)
+    end
+    -- every chunk below the one reached emptied: it is the lowest now
+    putTail(comp, ct, math.min(chunk, ct), tp, trest)
+  end
+end

@@ -3,7 +3,9 @@
 -- KEYS: the pool's keys (lib.lua).
 -- ARGV: 1 what, 2 id, then for 'order' 3 nowMs, 4 retentionMs, for
 --   'batch' 3 nowMs (a record past its time then reads as absent):
---   'pool'  -> {strategy, slowStart ms, createdAt ms, Scales}
+--   'pool'  -> {strategy, slowStart ms, createdAt ms, Scales, then the
+--              health options (health.lua) ht, ls, ol, mf, fw, et, each
+--              false where absent}
 --   'scale' -> the Scale as scaleView shows it (DISPATCH NOSCALE)
 --   'order' -> the order as orderView shows it (DISPATCH NOORDER)
 --   'batch' -> the batch's record            (DISPATCH NOBATCH)
@@ -13,8 +15,8 @@
 local what, id = ARGV[1], ARGV[2]
 if not poolExists() then return fail('NOPOOL') end
 if what == 'pool' then
-  local m = redis.call('HMGET', K.meta, 's', 'ss', 'c')
-  return {m[1], m[2], m[3], redis.call('HLEN', K.scales)}
+  local m = redis.call('HMGET', K.meta, 's', 'ss', 'c', 'ht', 'ls', 'ol', 'mf', 'fw', 'et')
+  return {m[1], m[2], m[3], redis.call('HLEN', K.scales), m[4], m[5], m[6], m[7], m[8], m[9]}
 elseif what == 'scale' then
   local c = getScale(id)
   if not c then return fail('NOSCALE', id) end

@@ -12,8 +12,9 @@
 --   with the first run's moves (callGet). Errors: DISPATCH NOPOOL, NOSCALE,
 --   SCALESTATE, NOELIG, STRATEGY, TOOEXPENSIVE.
 --
--- Each order keeps its record (batch ref, key) but for its compId and
--- chunk; it goes to the tail of its new Scale's own index. Validation reads
+-- It settles the pool's due Scales first (health.lua). Each order keeps its
+-- record (batch ref, key) but for its compId and chunk, and counts one move
+-- more; it goes to the tail of its new Scale's own index. Validation reads
 -- only; the first write comes after every check has passed.
 
 local from, now, ret, maxCost, tok = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
@@ -23,6 +24,7 @@ local prior = callGet(tok)
 if prior then
   return split(prior, ',')
 end
+if settleDue(now, healthOpts(), nil) > 0 then meta = redis.call('HMGET', K.meta, 's', 'u', 'r') end
 local src = getScale(from)
 if not src then return fail('NOSCALE', from) end
 if src.st ~= 'x' then
@@ -68,7 +70,7 @@ hsetMany(K.own, ownKV)
 local okv, reply = {}, {}
 for i = 1, n do
   local o = recs[i]
-  o.comp, o.chunk = comps[i], chunkOf[i]
+  o.comp, o.chunk, o.mv = comps[i], chunkOf[i], o.mv + 1
   okv[#okv + 1] = ids[i]
   okv[#okv + 1] = encOrder(o)
   reply[#reply + 1] = ids[i]

@@ -16,7 +16,9 @@ local c
 if old then
   c = copyScale(old)
 else
-  c = {w = 1, st = 'a', max = 0, out = 0, base = 0, since = '', avg = ''}
+  -- up, its lease starting now (dispatch.Register)
+  c = {w = 1, st = 'a', max = 0, out = 0, base = 0, since = '', avg = '', h = 'u', hb = fmt(now),
+    eu = '', ej = 0, f = 0, fs = '', lf = ''}
 end
 if ARGV[5] ~= '' then c.w = tonumber(ARGV[5]) end
 if ARGV[7] ~= '' then c.max = tonumber(ARGV[7]) end

@@ -1,0 +1,89 @@
+-- fail.lua: a failure report (dispatch.FailRequest): the caller could not
+-- hand an order to a Scale.
+--
+-- KEYS: the pool's keys (lib.lua), then the call's key.
+-- ARGV: 1 orderId, 2 compId, 3 nowMs, 4 retentionMs, 5 cost cap (as
+--   dispatch.lua), 6 call token, 7 the random numbers of the order (two, in
+--   14 hex digits each).
+-- Reply: {moved, counted, ejected (each 1/0), the order as orderView shows
+--   it}. A call that go-redis re-sends answers as the first run did
+--   (callGet). Errors: DISPATCH NOPOOL, NOORDER, NOELIG (nothing changed,
+--   nothing counted), CAP, STRATEGY, TOOEXPENSIVE.
+--
+-- It settles the pool's due Scales first, as a dispatch does. An order no
+-- longer assigned to the Scale reported (moved, finished; the Scale may be
+-- unknown) changes nothing. Else the order goes, as a batch of that one
+-- order with the pool's strategy, to an eligible Scale other than the one
+-- reported: that Scale leaves the eligible Scales for the pick (K.away,
+-- lib.lua's getScale) and comes back after it. Then the report counts
+-- against the Scale unless it is ejected, and may eject it.
+
+local oid, comp, now, ret, maxCost, tok = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+if not poolExists() then return fail('NOPOOL') end
+local prior = callGet(tok)
+if prior then return split(prior, '|', 4) end
+local opts = healthOpts()
+settleDue(now, opts, nil)
+
+local ord = getOrder(oid)
+if not ord or not live(ord, now, ret) then return fail('NOORDER', oid) end
+local src = ord.st == 'a' and ord.comp == comp and getScale(comp)
+if not src then
+  sweep(now, ret)
+  return {0, 0, 0, orderView(ord)}
+end
+
+-- The reported Scale steps out of the eligible Scales for the pick.
+local away = copyScale(src)
+away.ex = true
+saveScale(comp, src, away)
+flushAgg()
+K.away = comp
+local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
+local strategy, unlimited, room = meta[1], tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
+local function back()
+  K.away = nil
+  saveScale(comp, away, src)
+  flushAgg()
+end
+if unlimited == 0 and room == 0 then
+  back()
+  return fail('NOELIG', 'none')
+end
+local function rnd()
+  return tonumber(string.sub(ARGV[7], 1, 14), 16) or 0, tonumber(string.sub(ARGV[7], 15, 28), 16) or 0
+end
+local function hashKey()
+  if ord.key == '' then return oid end
+  return ord.key
+end
+local plan, failed = planAssign(strategy, 1, false, room, now, maxCost, rnd, hashKey)
+if not plan then
+  back()
+  return failed
+end
+K.away = nil
+
+local to = plan.comps[1]
+ownDrop(comp, tonumber(ord.chunk, 16), oid)
+local chunkOf, ownKV = ownAppend(plan.comps, plan.first, 1, {oid})
+hsetMany(K.own, ownKV)
+ord.comp, ord.chunk, ord.mv = to, chunkOf[1], ord.mv + 1
+redis.call('HSET', K.orders, oid, encOrder(ord))
+saveAssigned(plan.first, plan.cur, strategy == 'waterfill')
+
+local c = copyScale(src)
+c.out = c.out - 1
+local counted, ejected = 0, 0
+if failureCounts(c, now) then
+  counted = 1
+  if countFailure(c, now, opts) then ejected = 1 end
+  settle(comp, c, now, opts)
+end
+saveScale(comp, away, c)
+flushAgg()
+
+local reply = {1, counted, ejected, orderView(ord)}
+callPut(tok, table.concat(reply, '|'))
+sweep(now, ret)
+return reply

@@ -1,0 +1,182 @@
+-- health.lua: Scale health (DESIGN §8), a port of dispatch/health.go and
+-- dispatch/healthstore.go, function for function. scripts.go puts it after
+-- lib.lua and own.lua in front of the scripts that settle a pool's Scales,
+-- report a failure or tick.
+--
+-- The pool's options live in meta: ht heartbeatTimeout ms (absent: 0,
+-- off), ls leasesSince ms, ol onLapse (absent: hold), mf maxFails (absent:
+-- 0), fw failWindow ms, et ejectTime ms (absent: the defaults below), jd the
+-- changes the journal dropped since a tick last took them. A Scale's health
+-- fields are in its record (lib.lua, SCALE); the indexes that find the due
+-- Scales are kept by lib.lua's healthIndex.
+
+local FAILWINDOW = 10000  -- dispatch.DefaultFailWindow
+local EJECTTIME = 30000   -- dispatch.DefaultEjectTime
+local EJECTFACTOR = 10    -- dispatch.MaxEjectionFactor
+local JOURNAL = 10000     -- dispatch.MaxJournal
+
+-- healthOpts reads the pool's options; m, if given, holds meta's ht and ls
+-- as the caller read them.
+local function healthOpts(m)
+  local v = redis.call('HMGET', K.meta, 'ol', 'mf', 'fw', 'et')
+  local o = {ol = v[1] or 'hold', mf = tonumber(v[2]) or 0, fw = tonumber(v[3]) or FAILWINDOW,
+    et = tonumber(v[4]) or EJECTTIME}
+  if not m then m = redis.call('HMGET', K.meta, 'ht', 'ls') end
+  o.ht, o.ls = tonumber(m[1]) or 0, tonumber(m[2]) or 0
+  return o
+end
+
+-- leaseEnd is HealthOptions.LeaseEnd: the later of the last heartbeat and
+-- leasesSince, plus the timeout.
+local function leaseEnd(c, o)
+  local hb = tonumber(c.hb)
+  if not hb or o.ls > hb then hb = o.ls end
+  return hb + o.ht
+end
+
+-- healthAt is HealthOptions.HealthAt: lapsed outranks ejected.
+local function healthAt(c, now, o)
+  if o.ht > 0 and now >= leaseEnd(c, o) then return 'l' end
+  local eu = tonumber(c.eu)
+  if eu and now < eu then return 'e' end
+  return 'u'
+end
+
+-- journalAdd appends a change to the pool's journal: "compId|from|to|atMs",
+-- dropping the oldest beyond JOURNAL (counted in meta jd).
+local function journalAdd(id, from, to, at)
+  local n = redis.call('RPUSH', K.journal, id .. '|' .. from .. '|' .. to .. '|' .. fmt(at))
+  if n > JOURNAL then
+    redis.call('LPOP', K.journal, n - JOURNAL)
+    redis.call('HINCRBY', K.meta, 'jd', n - JOURNAL)
+  end
+end
+
+-- settle is HealthOptions.Settle on Scale record c (changed in place) of
+-- id: it records the health at now and journals the change. It reports
+-- whether there was one.
+local function settle(id, c, now, o)
+  local to = healthAt(c, now, o)
+  if to == c.h then return false end
+  local at = now
+  local eu = tonumber(c.eu)
+  if to == 'l' then
+    at = leaseEnd(c, o)
+  elseif c.h == 'e' and eu and eu <= now then
+    at = eu -- the ejection ended by itself
+  end
+  if to == 'u' and c.st == 'a' then c.since = fmt(at) end
+  journalAdd(id, c.h, to, at)
+  c.h = to
+  return true
+end
+
+-- settleIds settles the Scales ids and saves those that changed; it
+-- returns how many changed.
+local function settleIds(ids, now, o)
+  local changed = 0
+  for _, id in ipairs(ids) do
+    local c = getScale(id)
+    if c then
+      local n = copyScale(c)
+      if settle(id, n, now, o) then
+        saveScale(id, c, n)
+        changed = changed + 1
+      end
+    end
+  end
+  return changed
+end
+
+-- dueIds returns up to limit Scales of one step of the settling order
+-- (healthstore.go): 'lapse' the Scales not recorded lapsed whose lease has
+-- run out, 'eject' the recorded ejected whose ejection has ended, 'revive'
+-- the recorded lapsed whose lease runs again (heartbeats turned off, or a
+-- longer timeout). Each is a range of an index, in the order (time,
+-- compId) that a ZSET keeps, after a probe of its first or last entry, so
+-- that with none due a step reads one entry.
+local function dueIds(step, now, o, limit)
+  if step == 'lapse' then
+    -- with leasesSince later than now - ht no lease has run out
+    if o.ht <= 0 or o.ls + o.ht > now then return {} end
+    local first = redis.call('ZRANGE', K.lease, 0, 0, 'WITHSCORES')
+    if not first[2] or tonumber(first[2]) > now - o.ht then return {} end
+    return redis.call('ZRANGE', K.lease, '-inf', fmt(now - o.ht), 'BYSCORE', 'LIMIT', 0, limit)
+  elseif step == 'eject' then
+    local first = redis.call('ZRANGE', K.ejq, 0, 0, 'WITHSCORES')
+    if not first[2] or tonumber(first[2]) > now then return {} end
+    return redis.call('ZRANGE', K.ejq, '-inf', fmt(now), 'BYSCORE', 'LIMIT', 0, limit)
+  end
+  if o.ht <= 0 or o.ls + o.ht > now then
+    if redis.call('EXISTS', K.lapsed) == 0 then return {} end
+    return redis.call('ZRANGE', K.lapsed, 0, limit - 1)
+  end
+  local last = redis.call('ZRANGE', K.lapsed, -1, -1, 'WITHSCORES')
+  if not last[2] or tonumber(last[2]) <= now - o.ht then return {} end
+  return redis.call('ZRANGE', K.lapsed, '(' .. fmt(now - o.ht), '+inf', 'BYSCORE', 'LIMIT', 0, limit)
+end
+
+local STEPS = {'lapse', 'eject', 'revive'}
+local SETTLEPAGE = 1000 -- Scales a call without a limit reads at a time
+
+-- settleDue settles the pool's due Scales at now, at most limit of them
+-- (nil: every one, a page at a time), in the settling order, and returns
+-- how many it settled. With none due it reads three entries.
+local function settleDue(now, o, limit)
+  local done = 0
+  for _, step in ipairs(STEPS) do
+    while true do
+      local want = SETTLEPAGE
+      if limit then want = limit - done end
+      if want <= 0 then break end
+      local ids = dueIds(step, now, o, want)
+      local changed = settleIds(ids, now, o)
+      done = done + changed
+      -- (a settled Scale leaves the range: the next page starts at 0)
+      if limit or #ids < want or changed == 0 then break end
+    end
+  end
+  flushAgg()
+  return done
+end
+
+-- anyDue reports whether a Scale is due at now.
+local function anyDue(now, o)
+  for _, step in ipairs(STEPS) do
+    if #dueIds(step, now, o, 1) > 0 then return true end
+  end
+  return false
+end
+
+-- failuresAt is HealthOptions.FailuresAt.
+local function failuresAt(c, now, o)
+  local fs = tonumber(c.fs)
+  if c.f == 0 or not fs or now >= fs + o.fw then return 0 end
+  return c.f
+end
+
+-- failureCounts is HealthOptions.FailureCounts: not while ejected.
+local function failureCounts(c, now)
+  local eu = tonumber(c.eu)
+  return not eu or now >= eu
+end
+
+-- countFailure is HealthOptions.CountFailure on record c (in place); it
+-- reports whether the report ejected the Scale.
+local function countFailure(c, now, o)
+  local quiet = tonumber(c.lf)
+  local eu = tonumber(c.eu)
+  if eu and (not quiet or eu > quiet) then quiet = eu end
+  if c.ej > 0 and (not quiet or now >= quiet + o.fw) then c.ej = 0 end
+  if failuresAt(c, now, o) == 0 then
+    c.fs, c.f = fmt(now), 1
+  else
+    c.f = c.f + 1
+  end
+  c.lf = fmt(now)
+  if o.mf <= 0 or c.f < o.mf then return false end
+  c.ej = c.ej + 1
+  c.eu = fmt(now + o.et * math.min(c.ej, EJECTFACTOR))
+  c.f, c.fs = 0, ''
+  return true
+end
