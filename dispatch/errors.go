@@ -29,6 +29,11 @@ var (
 	ErrOutOfRange = errors.New("value out of range")
 	// ErrInvalidKey is an order key that is not 1 to 256 bytes of UTF-8.
 	ErrInvalidKey = errors.New("invalid order key")
+	// ErrInvalidReason is a failure reason that is not at most
+	// MaxReasonBytes of UTF-8.
+	ErrInvalidReason = errors.New("invalid failure reason")
+	// ErrInvalidOnLapse is an onLapse other than hold or reassign.
+	ErrInvalidOnLapse = errors.New("invalid onLapse")
 	// ErrInvalidState is a Scale state other than active, draining or down.
 	ErrInvalidState = errors.New("invalid scale state")
 	// ErrIdempotencyMismatch is an Idempotency-Key reused with another request.

@@ -36,6 +36,8 @@ type Config struct {
 	// ObserveCoalesced, if set, is told how many batches every store call
 	// that coalesced dispatches make carried.
 	ObserveCoalesced func(batches int)
+	// Health, if set, is told of health changes and moved orders.
+	Health HealthObserver
 }
 
 // Defaults of Config.
@@ -147,7 +149,15 @@ func (s *Service) PutScale(ctx context.Context, pool, compID string, spec ScaleS
 	if err := checkScaleSpec(spec); err != nil {
 		return Scale{}, false, err
 	}
-	return s.store.PutScale(ctx, pool, compID, spec, s.now())
+	sc, created, err := s.store.PutScale(ctx, pool, compID, spec, s.now())
+	if err != nil {
+		return Scale{}, false, err
+	}
+	out := []Scale{sc}
+	if err := s.view(ctx, pool, out); err != nil {
+		return Scale{}, false, err
+	}
+	return out[0], created, nil
 }
 
 // GetScale returns a Scale: ErrInvalidID, ErrPoolNotFound, ErrScaleNotFound.
@@ -155,7 +165,15 @@ func (s *Service) GetScale(ctx context.Context, pool, compID string) (Scale, err
 	if err := checkIDs("pool", pool, "compId", compID); err != nil {
 		return Scale{}, err
 	}
-	return s.store.GetScale(ctx, pool, compID)
+	sc, err := s.store.GetScale(ctx, pool, compID)
+	if err != nil {
+		return Scale{}, err
+	}
+	out := []Scale{sc}
+	if err := s.view(ctx, pool, out); err != nil {
+		return Scale{}, err
+	}
+	return out[0], nil
 }
 
 // ListScales returns one page of a pool's Scales sorted by orderCount, then
@@ -169,7 +187,14 @@ func (s *Service) ListScales(ctx context.Context, pool string, p Page) ([]Scale,
 	if err != nil {
 		return nil, "", err
 	}
-	return s.store.ListScales(ctx, pool, p)
+	scales, next, err := s.store.ListScales(ctx, pool, p)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.view(ctx, pool, scales); err != nil {
+		return nil, "", err
+	}
+	return scales, next, nil
 }
 
 // DeleteScale removes a Scale; see Store.DeleteScale. ErrInvalidID,
@@ -200,9 +225,13 @@ func (s *Service) Reassign(ctx context.Context, pool, compID string) ([]Assignme
 	for i := range rnd {
 		rnd[i] = s.cfg.Rand()
 	}
-	return s.store.Reassign(ctx, ReassignRequest{
+	moved, err := s.store.Reassign(ctx, ReassignRequest{
 		Pool: pool, CompID: compID, Now: s.now(), Rand: rnd, MaxCost: s.cfg.MaxCost,
 	})
+	if err == nil && len(moved) > 0 && s.cfg.Health != nil {
+		s.cfg.Health.OrdersMoved(pool, MovedReassign, len(moved))
+	}
+	return moved, err
 }
 
 // ListScaleOrders returns one page of a Scale's outstanding orders, oldest

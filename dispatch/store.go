@@ -12,7 +12,11 @@ import (
 // been applied) when the backend cannot be reached.
 type Store interface {
 	// PutPool creates the pool or updates the fields spec sets, and reports
-	// whether it was created. Changing the strategy resets its state.
+	// whether it was created. Changing the strategy resets its state. A
+	// new pool's Health starts from DefaultHealthOptions; the health
+	// options change by HealthOptions.Apply at now. PutPool settles no
+	// Scale: a change of options takes effect in the Scales' health as the
+	// next calls settle them.
 	PutPool(ctx context.Context, name string, spec PoolSpec, now time.Time) (Pool, bool, error)
 	// GetPool returns the pool, or ErrPoolNotFound.
 	GetPool(ctx context.Context, name string) (Pool, error)
@@ -23,9 +27,11 @@ type Store interface {
 	DeletePool(ctx context.Context, name string) error
 
 	// PutScale registers the Scale or updates the fields spec sets, and
-	// reports whether it was registered. ErrPoolNotFound.
+	// reports whether it was registered. Registering sets the Scale up with
+	// its lease starting at now (Register). ErrPoolNotFound.
 	PutScale(ctx context.Context, pool, compID string, spec ScaleSpec, now time.Time) (Scale, bool, error)
-	// GetScale returns the Scale: ErrPoolNotFound, ErrScaleNotFound.
+	// GetScale returns the Scale, its health as recorded (the Service
+	// shows HealthOptions.View): ErrPoolNotFound, ErrScaleNotFound.
 	GetScale(ctx context.Context, pool, compID string) (Scale, error)
 	// ListScales returns Scales sorted by orderCount, then compId, after
 	// p.Cursor (a value the store returned before, else ErrInvalidRequest),
@@ -42,6 +48,11 @@ type Store interface {
 	// is already recorded returns that batch unchanged, so a retried call
 	// counts once. ErrPoolNotFound, ErrOrderExists, ErrNoEligibleScale,
 	// ErrIdempotencyMismatch, ErrTooExpensive.
+	//
+	// Before it picks, Dispatch (a dry run too, and each batch of
+	// DispatchMany) settles every Scale of the pool that is due at req.Now
+	// (see "Settling" in the package doc of health), so that no order goes
+	// to a Scale whose lease has run out, even if no Tick has run.
 	Dispatch(ctx context.Context, req DispatchRequest) (Batch, bool, error)
 	// GetBatch returns a recorded batch: ErrPoolNotFound, ErrBatchNotFound
 	// (also for a batch whose time has passed at now, even if not yet
@@ -69,16 +80,34 @@ type Store interface {
 	// orders. It returns the moves in that order (CompID the new Scale); a
 	// down Scale without outstanding orders gives none. ErrPoolNotFound,
 	// ErrScaleNotFound, ErrScaleState (not down), ErrNoEligibleScale (no
-	// room for all of them), ErrTooExpensive.
+	// room for all of them), ErrTooExpensive. Like Dispatch it settles the
+	// pool's due Scales first; every moved order's Moves grows by one.
 	Reassign(ctx context.Context, req ReassignRequest) ([]Assignment, error)
+	// Heartbeat renews the Scale's lease at now. In this order: it settles
+	// the Scale at now with its old lease (a lapse that no call noticed
+	// yet is recorded), sets LastHeartbeatAt = now, applies orderCount as
+	// PutScale does (nil: unchanged), and settles the Scale again (a lapsed
+	// Scale is up again, or ejected if its ejection has not ended). It
+	// never changes State. It returns the Scale as HealthOptions.View at
+	// now shows it. ErrPoolNotFound, ErrScaleNotFound.
+	Heartbeat(ctx context.Context, pool, compID string, orderCount *int64, now time.Time) (Scale, error)
+	// Fail handles a failure report (see FailRequest): ErrPoolNotFound,
+	// ErrOrderNotFound, ErrNoEligibleScale (nothing changed, nothing
+	// counted), ErrTooExpensive.
+	Fail(ctx context.Context, req FailRequest) (FailResult, error)
+	// Tick does a bounded share of a pool's health work at req.Now (see
+	// TickRequest); callers call again while the result says More.
+	// ErrPoolNotFound.
+	Tick(ctx context.Context, req TickRequest) (TickResult, error)
+
 	// ListScaleOrders returns the outstanding orders of a Scale in order of
 	// assignment (oldest first) after p.Cursor (a value the store returned
 	// before, else ErrInvalidRequest), and the next cursor ("" on the last
 	// page). Orders that change between pages may be skipped or repeated.
 	// ErrPoolNotFound, ErrScaleNotFound.
 	ListScaleOrders(ctx context.Context, pool, compID string, p Page) ([]Order, string, error)
-	// Table returns the waterfill table over the pool's eligible Scales.
-	// ErrPoolNotFound.
+	// Table returns the waterfill table over the pool's eligible Scales,
+	// by their recorded health (it settles nothing). ErrPoolNotFound.
 	Table(ctx context.Context, pool string) (Table, error)
 
 	// Ping reports whether the store is reachable.

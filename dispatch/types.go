@@ -12,6 +12,8 @@ type Pool struct {
 	// ScaleCount is the number of Scales registered in the pool.
 	ScaleCount int
 	CreatedAt  time.Time
+	// Health holds the pool's Scale health options (DESIGN §8).
+	Health HealthOptions
 }
 
 // PoolSpec creates or updates a pool; nil fields keep their value (or take the
@@ -19,6 +21,12 @@ type Pool struct {
 type PoolSpec struct {
 	Strategy  *Strategy
 	SlowStart *time.Duration
+	// The Scale health options (see HealthOptions).
+	HeartbeatTimeout *time.Duration
+	OnLapse          *OnLapse
+	MaxFails         *int64
+	FailWindow       *time.Duration
+	EjectTime        *time.Duration
 }
 
 // ScaleState says whether a Scale receives orders.
@@ -47,16 +55,34 @@ type Scale struct {
 	Outstanding int64
 	// BaseLoad is the work the Scale carries from elsewhere.
 	BaseLoad int64
-	// ActiveSince is when the Scale last became active (for slow start).
+	// ActiveSince is when the Scale last became active, or up again while
+	// active (for slow start).
 	ActiveSince time.Time
+
+	// Health is what the service observed (DESIGN §8). A store keeps the
+	// health it last recorded; the Service shows HealthAt(now).
+	Health Health
+	// LastHeartbeatAt is the last heartbeat; registering counts as one.
+	LastHeartbeatAt time.Time
+	// EjectedUntil ends the Scale's latest ejection (zero: never ejected).
+	EjectedUntil time.Time
+	// Failures counts the reports of the failure window that opened at
+	// FailWindowStart; the Service shows FailuresAt(now).
+	Failures        int64
+	FailWindowStart time.Time
+	// LastFailAt is the latest counted report (zero: none).
+	LastFailAt time.Time
+	// Ejections counts consecutive ejections (see CountFailure).
+	Ejections int64
 }
 
 // OrderCount is the load the strategies balance: BaseLoad + Outstanding.
 func (s Scale) OrderCount() int64 { return s.BaseLoad + s.Outstanding }
 
-// Eligible reports whether the Scale may receive another order.
+// Eligible reports whether the Scale may receive another order: active, up
+// (as recorded) and below maxOrders.
 func (s Scale) Eligible() bool {
-	return s.State == Active && (s.MaxOrders == 0 || s.OrderCount() < s.MaxOrders)
+	return s.State == Active && s.Health == Up && (s.MaxOrders == 0 || s.OrderCount() < s.MaxOrders)
 }
 
 // ScaleSpec registers or updates a Scale; nil fields keep their value (or take
@@ -90,6 +116,9 @@ type Order struct {
 	// completed or cancelled (zero while assigned).
 	AssignedAt  time.Time
 	CompletedAt time.Time
+	// Moves counts how often the order moved to another Scale (reassign,
+	// failure report, lapse); it keeps its id, batch, key and assignedAt.
+	Moves int64
 }
 
 // Batch is the recorded result of one dispatch, as first answered.

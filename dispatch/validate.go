@@ -72,6 +72,49 @@ func checkPoolSpec(spec PoolSpec) error {
 			return errorf(ErrOutOfRange, "slowStart %s is outside [0s, %s]", d, MaxSlowStart)
 		}
 	}
+	return checkHealthSpec(spec)
+}
+
+// checkHealthSpec checks the health options of a pool spec: durations in
+// whole milliseconds within their ranges (heartbeatTimeout may also be 0).
+func checkHealthSpec(spec PoolSpec) error {
+	if d := spec.HeartbeatTimeout; d != nil && *d != 0 {
+		if err := checkDuration("heartbeatTimeoutMs", *d, MinHeartbeatTimeout, MaxHealthDuration); err != nil {
+			return err
+		}
+	}
+	if spec.OnLapse != nil && !spec.OnLapse.Valid() {
+		return errorf(ErrInvalidOnLapse, "%q is not one of hold, reassign", *spec.OnLapse)
+	}
+	if spec.MaxFails != nil {
+		if err := checkRange("maxFails", *spec.MaxFails, 0, MaxMaxFails); err != nil {
+			return err
+		}
+	}
+	if d := spec.FailWindow; d != nil {
+		if err := checkDuration("failWindowMs", *d, MinHealthDuration, MaxHealthDuration); err != nil {
+			return err
+		}
+	}
+	if d := spec.EjectTime; d != nil {
+		if err := checkDuration("ejectMs", *d, MinHealthDuration, MaxHealthDuration); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkDuration(name string, d, lo, hi time.Duration) error {
+	if d%time.Millisecond != 0 {
+		return errorf(ErrOutOfRange, "%s must be whole milliseconds", name)
+	}
+	return checkRange(name, d.Milliseconds(), lo.Milliseconds(), hi.Milliseconds())
+}
+
+func checkReason(reason string) error {
+	if len(reason) > MaxReasonBytes || !utf8.ValidString(reason) {
+		return errorf(ErrInvalidReason, "reason must be at most %d bytes of UTF-8", MaxReasonBytes)
+	}
 	return nil
 }
 
