@@ -10,9 +10,10 @@
 --   (callGet). Errors: DISPATCH NOPOOL, NOORDER, NOELIG (nothing changed,
 --   nothing counted), CAP, STRATEGY, TOOEXPENSIVE.
 --
--- It settles the pool's due Scales first, as a dispatch does. An order no
--- longer assigned to the Scale reported (moved, finished; the Scale may be
--- unknown) changes nothing. Else the order goes, as a batch of that one
+-- An order no longer assigned to the Scale reported (moved, finished; the
+-- Scale may be unknown) changes nothing. Else the call settles the pool's
+-- due Scales, as a dispatch does (they stay settled if it then fails), and
+-- the order goes, as a batch of that one
 -- order with the pool's strategy, to an eligible Scale other than the one
 -- reported: that Scale leaves the eligible Scales for the pick (K.away,
 -- lib.lua's getScale) and comes back after it. Then the report counts
@@ -22,16 +23,12 @@ local oid, comp, now, ret, maxCost, tok = ARGV[1], ARGV[2], tonumber(ARGV[3]), t
 if not poolExists() then return fail('NOPOOL') end
 local prior = callGet(tok)
 if prior then return split(prior, '|', 4) end
-local opts = healthOpts()
-settleDue(now, opts, nil)
-
 local ord = getOrder(oid)
 if not ord or not live(ord, now, ret) then return fail('NOORDER', oid) end
-local src = ord.st == 'a' and ord.comp == comp and getScale(comp)
-if not src then
-  sweep(now, ret)
-  return {0, 0, 0, orderView(ord)}
-end
+if ord.st ~= 'a' or ord.comp ~= comp then return {0, 0, 0, orderView(ord)} end
+local opts = healthOpts()
+settleDue(now, opts, nil)
+local src = getScale(comp)
 
 -- The reported Scale steps out of the eligible Scales for the pick.
 local away = copyScale(src)
