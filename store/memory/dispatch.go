@@ -33,6 +33,7 @@ func (s *Store) Dispatch(_ context.Context, req dispatch.DispatchRequest) (dispa
 
 func (p *pool) dispatch(req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
 	now := req.Now
+	p.settleDue(now, 0)
 	if !req.DryRun {
 		if req.BatchID == "" {
 			return dispatch.Batch{}, false, errorf(dispatch.ErrInvalidRequest, "a batch needs an id")
@@ -238,11 +239,8 @@ func (p *pool) commit(pl plan, req dispatch.DispatchRequest) {
 			State:      dispatch.Assigned,
 			AssignedAt: req.Now,
 		}}
-		p.seq++
-		o.seq = p.seq
 		p.orders[o.ID] = o
-		sc.assigned[o.ID] = o
-		sc.Outstanding++
+		p.push(sc, o)
 	}
 }
 

@@ -105,8 +105,7 @@ func (p *pool) liveOrder(orderID string, now time.Time) (*order, error) {
 // release takes an assigned order off its Scale and ends it in state at
 // now. The caller settles the Scale in the rankings.
 func (p *pool) release(sc *scale, o *order, state dispatch.OrderState, now time.Time) {
-	delete(sc.assigned, o.ID)
-	sc.Outstanding--
+	sc.unlink(o)
 	p.finish(o, state, now)
 }
 

@@ -155,8 +155,11 @@ func (p *pool) pickConsistentHash(o dispatch.OrderInput, pl *plan) *scale {
 		key = o.ID
 	}
 	id, ok := p.ring.Lookup(key, func(id string) bool {
+		if _, _, in := p.byID.locate(balancing.Load{ID: id}); !in {
+			return false // not eligible: down, draining, not up, full, or excluded
+		}
 		sc := p.scales[id]
-		return sc.State == dispatch.Active && (sc.MaxOrders == 0 || pl.count(sc) < sc.MaxOrders)
+		return sc.MaxOrders == 0 || pl.count(sc) < sc.MaxOrders
 	})
 	if !ok {
 		panic("memory: the ring has no eligible Scale that the pool counted")

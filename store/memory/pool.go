@@ -17,6 +17,8 @@ type pool struct {
 	strategy  dispatch.Strategy
 	slowStart time.Duration
 	createdAt time.Time
+	health    dispatch.HealthOptions
+	hs        healthState
 
 	scales map[string]*scale
 	// all ranks every Scale, for ListScales; eligible ranks the Scales that
@@ -49,6 +51,7 @@ func newPool(name string, retention time.Duration, now time.Time) *pool {
 		retention: retention,
 		strategy:  dispatch.DefaultStrategy,
 		createdAt: now,
+		health:    dispatch.DefaultHealthOptions(),
 		scales:    make(map[string]*scale),
 		orders:    make(map[string]*order),
 		batches:   make(map[string]*batchRecord),
@@ -63,6 +66,7 @@ func (p *pool) info() dispatch.Pool {
 		SlowStart:  p.slowStart,
 		ScaleCount: len(p.scales),
 		CreatedAt:  p.createdAt,
+		Health:     p.health,
 	}
 }
 
@@ -78,6 +82,10 @@ type scale struct {
 	// keeps it.
 	avgMs  float64
 	hasAvg bool
+	// queue holds the assigned orders in order of arrival, with stale
+	// entries of orders that left (queue.go).
+	queue []queued
+	stale int
 }
 
 // observe feeds a reported duration (0: none) into the Scale's average.
@@ -166,6 +174,7 @@ func (p *pool) addScale(sc *scale) {
 	p.scales[sc.CompID] = sc
 	p.all.apply([]change{{to: sc.load(), isIn: true}})
 	p.moveEligible([]slotChange{{to: sc.slot()}})
+	p.hs.reindex(sc.CompID, healthKey{}, false, keyOf(sc), true)
 	if p.ring != nil {
 		p.ring.Add(sc.CompID)
 	}
@@ -176,6 +185,7 @@ func (p *pool) removeScale(sc *scale) {
 	delete(p.scales, sc.CompID)
 	p.all.apply([]change{{from: sc.load(), wasIn: true}})
 	p.moveEligible([]slotChange{{from: sc.slot()}})
+	p.hs.reindex(sc.CompID, keyOf(sc), true, healthKey{}, false)
 	if p.ring != nil {
 		p.ring.Remove(sc.CompID)
 	}

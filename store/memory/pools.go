@@ -16,7 +16,7 @@ import (
 func (s *Store) PutPool(_ context.Context, name string, spec dispatch.PoolSpec, now time.Time) (dispatch.Pool, bool, error) {
 	var out dispatch.Pool
 	err := s.write(name, func(p *pool) error {
-		p.update(spec)
+		p.update(spec, now)
 		p.sweep(now)
 		out = p.info()
 		return nil
@@ -30,19 +30,20 @@ func (s *Store) PutPool(_ context.Context, name string, spec dispatch.PoolSpec, 
 		// Created by another request since the first look.
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.update(spec)
+		p.update(spec, now)
 		p.sweep(now)
 		return p.info(), false, nil
 	}
 	p := newPool(name, s.retention, now)
-	p.update(spec)
+	p.update(spec, now)
 	s.pools[name] = p
 	s.insertName(name)
 	return p.info(), true, nil
 }
 
-// update sets the fields spec sets.
-func (p *pool) update(spec dispatch.PoolSpec) {
+// update sets the fields spec sets at now.
+func (p *pool) update(spec dispatch.PoolSpec, now time.Time) {
+	p.health.Apply(spec, now)
 	if spec.Strategy != nil && *spec.Strategy != p.strategy {
 		p.strategy = *spec.Strategy
 		p.resetStrategy()

@@ -4,14 +4,16 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/dispatcher/dispatcher/dispatch"
 )
 
 // Reassign moves the outstanding orders of a down Scale to the pool's
 // eligible Scales with the pool's strategy, as a batch of those orders, oldest
-// first, would be assigned, all or none. ErrPoolNotFound, ErrScaleNotFound,
-// ErrScaleState, ErrNoEligibleScale, ErrTooExpensive.
+// first, would be assigned, all or none, after settling the pool's due
+// Scales. Each moved order's Moves grows by one. ErrPoolNotFound,
+// ErrScaleNotFound, ErrScaleState, ErrNoEligibleScale, ErrTooExpensive.
 func (s *Store) Reassign(_ context.Context, req dispatch.ReassignRequest) ([]dispatch.Assignment, error) {
 	var out []dispatch.Assignment
 	err := s.write(req.Pool, func(p *pool) error {
@@ -22,7 +24,8 @@ func (s *Store) Reassign(_ context.Context, req dispatch.ReassignRequest) ([]dis
 		if sc.State != dispatch.Down {
 			return errorf(dispatch.ErrScaleState, "scale %q is %s, not down", req.CompID, sc.State)
 		}
-		os := sc.outstanding()
+		p.settleDue(req.Now, 0)
+		os := sc.oldest(-1)
 		out = make([]dispatch.Assignment, 0, len(os))
 		if len(os) == 0 {
 			p.sweep(req.Now)
@@ -38,40 +41,13 @@ func (s *Store) Reassign(_ context.Context, req dispatch.ReassignRequest) ([]dis
 		if err := p.checkCap(n); err != nil {
 			return err
 		}
-		dr := dispatch.DispatchRequest{
-			Pool:    req.Pool,
-			Orders:  make([]dispatch.OrderInput, len(os)),
-			Now:     req.Now,
-			Rand:    req.Rand,
-			MaxCost: req.MaxCost,
-		}
-		for i, o := range os {
-			dr.Orders[i] = dispatch.OrderInput{ID: o.ID, Key: o.Key}
-		}
-		pl, state, err := p.planBatch(dr)
+		pl, state, err := p.planBatch(moveRequest(req.Pool, os, req.Now, req.Rand, req.MaxCost))
 		if err != nil {
 			return err
 		}
-		// The plan's Scales move in the ranking of all Scales; the down
-		// Scale, not eligible, moves in it alone.
-		all := make([]change, len(pl.scales))
-		for i, to := range pl.scales {
-			all[i] = change{from: to.load(), to: pl.slot(to).load, wasIn: true, isIn: true}
+		for _, m := range p.move(sc, sc.slot(), os, pl, nil) {
+			out = append(out, dispatch.Assignment{OrderID: m.OrderID, CompID: m.To})
 		}
-		p.all.apply(all)
-		was := prior{sc: sc, was: sc.slot()}
-		for i, o := range os {
-			to := p.scales[pl.compIDs[i]]
-			delete(sc.assigned, o.ID)
-			sc.Outstanding--
-			o.CompID = to.CompID
-			p.seq++
-			o.seq = p.seq
-			to.assigned[o.ID] = o
-			to.Outstanding++
-			out = append(out, dispatch.Assignment{OrderID: o.ID, CompID: to.CompID})
-		}
-		p.settle([]prior{was})
 		p.state = state
 		p.sweep(req.Now)
 		return nil
@@ -79,22 +55,41 @@ func (s *Store) Reassign(_ context.Context, req dispatch.ReassignRequest) ([]dis
 	return out, err
 }
 
-// outstanding returns the Scale's assigned orders, oldest first.
-func (sc *scale) outstanding() []*order {
-	os := make([]*order, 0, len(sc.assigned))
-	for _, o := range sc.assigned {
-		os = append(os, o)
+// moveRequest is the batch that moves os, as planBatch takes it.
+func moveRequest(pool string, os []*order, now time.Time, rnd []uint64, maxCost int64) dispatch.DispatchRequest {
+	dr := dispatch.DispatchRequest{Pool: pool, Orders: make([]dispatch.OrderInput, len(os)), Now: now, Rand: rnd, MaxCost: maxCost}
+	for i, o := range os {
+		dr.Orders[i] = dispatch.OrderInput{ID: o.ID, Key: o.Key}
 	}
-	slices.SortFunc(os, func(a, b *order) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
-	return os
+	return dr
+}
+
+// move applies pl, the plan of a batch of os, outstanding orders of from:
+// each order goes to its new Scale (as its newest order) with Moves + 1.
+// was is from's place among the eligible Scales as the plan saw it (not
+// there: the plan could not pick it). then, if set, runs before from takes
+// its new place (it may change from's health). The caller keeps the plan's
+// strategy state.
+func (p *pool) move(from *scale, was slot, os []*order, pl plan, then func()) []dispatch.Move {
+	all := make([]change, len(pl.scales))
+	for i, to := range pl.scales {
+		all[i] = change{from: to.load(), to: pl.slot(to).load, wasIn: true, isIn: true}
+	}
+	p.all.apply(all)
+	prev := prior{sc: from, was: was}
+	out := make([]dispatch.Move, len(os))
+	for i, o := range os {
+		to := p.scales[pl.compIDs[i]]
+		from.unlink(o)
+		p.push(to, o)
+		o.Moves++
+		out[i] = dispatch.Move{OrderID: o.ID, From: from.CompID, To: to.CompID}
+	}
+	if then != nil {
+		then()
+	}
+	p.settle([]prior{prev})
+	return out
 }
 
 // ListScaleOrders returns at most pg.Limit (dispatch.DefaultLimit if not
@@ -118,7 +113,7 @@ func (s *Store) ListScaleOrders(_ context.Context, poolName, compID string, pg d
 			}
 			after = v
 		}
-		os := sc.outstanding()
+		os := sc.oldest(-1)
 		start, _ := slices.BinarySearchFunc(os, after+1, func(o *order, seq uint64) int {
 			switch {
 			case o.seq < seq:

@@ -30,6 +30,7 @@ func (s *Store) PutScale(_ context.Context, poolName, compID string, spec dispat
 				Scale:    dispatch.Scale{CompID: compID, Weight: 1, State: dispatch.Active, ActiveSince: now},
 				assigned: make(map[string]*order),
 			}
+			dispatch.Register(&sc.Scale, now)
 			sc.apply(spec, now)
 			if sc.State != dispatch.Active {
 				sc.ActiveSince = time.Time{} // never active yet
@@ -156,7 +157,7 @@ func (s *Store) DeleteScale(_ context.Context, poolName, compID string, force bo
 			p.finish(o, dispatch.Cancelled, now)
 		}
 		p.sweepFor(now, len(sc.assigned))
-		sc.assigned = nil
+		sc.assigned, sc.queue = nil, nil
 		sc.Outstanding = 0
 		return nil
 	})

@@ -153,7 +153,7 @@ func testDeleteScale(t *testing.T, s dispatch.Store) {
 		t.Fatalf("DeleteScale of a Scale whose orders are finished: %v", err)
 	}
 	wantString(t, "pool after deleting both", Snapshot(t, s, "p1").String(),
-		"pool p1 strategy=waterfill slowStart=0s scales=0 created=2025-03-01T12:00:00Z\n  table [] []")
+		"pool p1 strategy=waterfill slowStart=0s scales=0 created=2025-03-01T12:00:00Z heartbeat=0s onLapse=hold maxFails=0 failWindow=10s eject=30s leasesSince=-\n  table [] []")
 	// Finished orders outlive their Scale.
 	wantOrder(t, s, "p1", "o1", dispatch.Completed, at(time.Minute))
 	wantOrder(t, s, "p1", "o2", dispatch.Cancelled, at(time.Minute))

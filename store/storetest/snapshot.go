@@ -39,9 +39,9 @@ func Snapshot(t testing.TB, s dispatch.Store, pool string) PoolSnapshot {
 // returns.
 func (ps PoolSnapshot) String() string {
 	var b strings.Builder
-	b.WriteString(formatPool(ps.Pool))
+	b.WriteString(formatPool(ps.Pool) + " " + formatOptions(ps.Pool.Health))
 	for _, sc := range ps.Scales {
-		b.WriteString("\n  " + formatScale(sc))
+		b.WriteString("\n  " + formatScale(sc) + " " + formatHealth(sc))
 	}
 	b.WriteString("\n  table " + formatTable(ps.Table))
 	return b.String()
@@ -60,9 +60,22 @@ func formatPool(p dispatch.Pool) string {
 		p.Name, p.Strategy, p.SlowStart, p.ScaleCount, formatTime(p.CreatedAt))
 }
 
+// formatOptions renders a pool's health options.
+func formatOptions(h dispatch.HealthOptions) string {
+	return fmt.Sprintf("heartbeat=%s onLapse=%s maxFails=%d failWindow=%s eject=%s leasesSince=%s",
+		h.HeartbeatTimeout, h.OnLapse, h.MaxFails, h.FailWindow, h.EjectTime, formatTime(h.LeasesSince))
+}
+
 func formatScale(sc dispatch.Scale) string {
 	return fmt.Sprintf("%s weight=%d state=%s max=%d count=%d outstanding=%d base=%d activeSince=%s",
 		sc.CompID, sc.Weight, sc.State, sc.MaxOrders, sc.OrderCount(), sc.Outstanding, sc.BaseLoad, formatTime(sc.ActiveSince))
+}
+
+// formatHealth renders a Scale's health fields as the store recorded them.
+func formatHealth(sc dispatch.Scale) string {
+	return fmt.Sprintf("health=%s heartbeat=%s ejectedUntil=%s failures=%d window=%s lastFail=%s ejections=%d",
+		sc.Health, formatTime(sc.LastHeartbeatAt), formatTime(sc.EjectedUntil), sc.Failures,
+		formatTime(sc.FailWindowStart), formatTime(sc.LastFailAt), sc.Ejections)
 }
 
 func formatScales(scs []dispatch.Scale) string {
@@ -78,8 +91,8 @@ func formatTable(tab dispatch.Table) string {
 }
 
 func formatOrder(o dispatch.Order) string {
-	return fmt.Sprintf("%s comp=%s batch=%s key=%q state=%s assigned=%s completed=%s",
-		o.ID, o.CompID, o.BatchID, o.Key, o.State, formatTime(o.AssignedAt), formatTime(o.CompletedAt))
+	return fmt.Sprintf("%s comp=%s batch=%s key=%q state=%s assigned=%s completed=%s moves=%d",
+		o.ID, o.CompID, o.BatchID, o.Key, o.State, formatTime(o.AssignedAt), formatTime(o.CompletedAt), o.Moves)
 }
 
 func formatBatch(b dispatch.Batch) string {
