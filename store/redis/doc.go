@@ -61,17 +61,29 @@
 //	P tmp      ZSET   scratch of a dry run, deleted before its script ends
 //	P gone     STRING the token of the call that deleted the pool (1 minute)
 //	P call:TOKEN STRING the answer of the call of that token (30 s;
-//	                  passed as a 17th key to the calls that keep one)
+//	                  passed as a 22nd key to the calls that keep one)
 //	P lex      ZSET   compId → 0, the eligible Scales in compId order, for the
 //	                  strategies that pick by rank or by name
 //	P ring     ZSET   "compId#j" → point, the consistent-hash ring of every
 //	                  registered Scale (j < 100), kept while that is the
 //	                  strategy (lua/ring.lua), and built in steps before a
 //	                  switch to it (lua/ring_build.lua)
+//	P lease    ZSET   compId → lastHeartbeat ms, the Scales not recorded
+//	                  lapsed: those whose lease has run out are a range
+//	                  of it (lua/health.lua)
+//	P lapsed   ZSET   compId → lastHeartbeat ms, the Scales recorded lapsed
+//	P ejq      ZSET   compId → ejectedUntil ms, the Scales recorded ejected
+//	P lapq     ZSET   compId → 0, the lapsed Scales that hold orders, which
+//	                  ticks move with onLapse reassign (lua/tick.lua)
+//	P journal  LIST   "compId|from|to|atMs", the health changes no tick has
+//	                  taken yet, oldest first, at most 10,000
 //
 // (The scripts get them as KEYS in the order meta, scales, load, elig,
 // orders, own, batches, idem, oexp, bexp, strat, tmp, gone, bref, lex,
-// ring.)
+// ring, lease, lapsed, ejq, lapq, journal.) Meta also holds the pool's
+// health options: ht heartbeatTimeout ms, ls leasesSince ms, ol onLapse, mf
+// maxFails, fw failWindow ms, et ejectTime ms, and jd the changes the
+// journal dropped since a tick took them.
 //
 //	dispatch:pools ZSET  every pool name, score 0, in byte order
 //
@@ -88,14 +100,19 @@
 // '|' or ','), times in milliseconds since the epoch, numbers in decimal or,
 // where marked, hexadecimal:
 //
-//	Scale  weight|state|maxOrders|baseLoad|activeSince|avgMs
+//	Scale  weight|state|maxOrders|baseLoad|activeSince|avgMs[|health|
+//	       lastHeartbeat|ejectedUntil|ejections|failures|failWindowStart|
+//	       lastFail]
 //	       (state a active, d draining, x down; avgMs balancing.EWMA of the
-//	       reported durations in %.17g, empty before the first; the
-//	       orderCount is the Scale's score in elig or load, and outstanding
-//	       is orderCount − baseLoad, so a dispatch leaves the record as it
-//	       is)
-//	order  <state><ref>|doneAt|compId|chunk|key
+//	       reported durations in %.17g, empty before the first; health u
+//	       up, l lapsed, e ejected, as recorded, times empty for none; a
+//	       record without the health fields, as earlier builds wrote, is up
+//	       and never heartbeated; the orderCount is the Scale's score in
+//	       elig or load, and outstanding is orderCount − baseLoad, so a
+//	       dispatch leaves the record as it is)
+//	order  <state><ref>[+moves]|doneAt|compId|chunk|key
 //	       (state a assigned, c completed, x cancelled; ref and chunk hexadecimal;
+//	       moves how often it moved to another Scale, absent for none;
 //	       doneAt empty while assigned; the key last, as it may hold '|')
 //	batch  createdAt|expiresAt|strategy|orderId,compId,orderId,compId,…
 //
@@ -113,6 +130,20 @@
 // each, and 128 more for every 128 orders it finishes (sweepFor in
 // lib.lua), so that calls remove more than they add. Until then a record whose time has passed counts as absent for
 // every method that is given the time, exactly as in store/memory.
+//
+// # Scale health
+//
+// A Scale's health is recorded in its record and kept in step with the
+// indexes lease, lapsed and ejq (lib.lua's healthIndex), so that a call
+// finds the Scales whose health is due to change at its time by ranges of
+// them, never by reading the pool: a dispatch reads three entries when no
+// Scale is due, and settles the due ones before it picks, so no order goes
+// to a Scale whose lease has run out even if no tick has run. A Scale that
+// is not up leaves elig and lex as one that is not active does. Ticks
+// (lua/tick.lua) settle at most a limit of Scales, move at most a limit of
+// a lapsed Scale's oldest orders from the front of its own index, and take
+// the journal's changes; each is one script call whose work is bounded by
+// the limit, not by the size of the pool or of the Scale.
 //
 // # Failures
 //
