@@ -117,7 +117,7 @@ local function dueIds(step, now, o, limit)
 end
 
 local STEPS = {'lapse', 'eject', 'revive'}
-local SETTLEPAGE = 1000 -- Scales a call without a limit reads at a time
+local SETTLEPAGE = 64 -- Scales a call without a limit reads at a time
 
 -- settleDue settles the pool's due Scales at now, at most limit of them
 -- (nil: every one, a page at a time), in the settling order, and returns
