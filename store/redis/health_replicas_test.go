@@ -143,17 +143,17 @@ func TestLapseAcrossReplicas(t *testing.T) {
 	var mu sync.Mutex
 	orders := map[string]sent{}
 	var seq atomic.Int64
-	loadCtx, stopLoad := context.WithCancel(ctx)
+	var stopped atomic.Bool
+	stopLoad := func() { stopped.Store(true) }
 	var load sync.WaitGroup
 	for _, svc := range rs.svcs {
 		load.Go(func() {
-			for loadCtx.Err() == nil {
+			// (stopped between calls, so that no dispatch is left unanswered)
+			for !stopped.Load() {
 				id := fmt.Sprintf("o%d", seq.Add(1))
-				b, _, err := svc.Dispatch(loadCtx, dispatch.DispatchInput{Pool: "p", Orders: []dispatch.OrderInput{{ID: id}}})
+				b, _, err := svc.Dispatch(ctx, dispatch.DispatchInput{Pool: "p", Orders: []dispatch.OrderInput{{ID: id}}})
 				if err != nil {
-					if loadCtx.Err() == nil {
-						t.Errorf("dispatch %s: %v", id, err)
-					}
+					t.Errorf("dispatch %s: %v", id, err)
 					return
 				}
 				mu.Lock()

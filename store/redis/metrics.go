@@ -37,6 +37,9 @@ var scriptNames = map[*goredis.Script]string{
 	scriptScalesList:  "scales_list",
 	scriptFinish:      "finish",
 	scriptReassign:    "reassign",
+	scriptFail:        "fail",
+	scriptTick:        "tick",
+	scriptHeartbeat:   "heartbeat",
 	scriptScaleOrders: "scale_orders",
 	scriptRead:        "read",
 }

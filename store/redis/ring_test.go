@@ -205,8 +205,8 @@ func (h *cancelAfterSteps) ProcessPipelineHook(next goredis.ProcessPipelineHook)
 func (h *cancelAfterSteps) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
 		err := next(ctx, cmd)
-		// EVALSHA sha 16 key… step: the step is argument 3 + 16.
-		if args := cmd.Args(); len(args) > 19 && fmt.Sprint(args[19]) == "add" {
+		// EVALSHA sha numkeys key… step: the step follows the keys.
+		if args := cmd.Args(); len(args) > 3 && len(args) > 3+int(asNumber(args[2])) && fmt.Sprint(args[3+int(asNumber(args[2]))]) == "add" {
 			h.mu.Lock()
 			if h.steps--; h.steps == 0 {
 				h.cancel()
@@ -215,6 +215,18 @@ func (h *cancelAfterSteps) ProcessHook(next goredis.ProcessHook) goredis.Process
 		}
 		return err
 	}
+}
+
+// asNumber reads a command argument that holds a number (-1 if it does
+// not).
+func asNumber(v any) int64 {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case int64:
+		return x
+	}
+	return -1
 }
 
 // churnHook registers a Scale of its own through register before each call

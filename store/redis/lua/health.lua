@@ -47,7 +47,7 @@ end
 local function journalAdd(id, from, to, at)
   local n = redis.call('RPUSH', K.journal, id .. '|' .. from .. '|' .. to .. '|' .. fmt(at))
   if n > JOURNAL then
-    redis.call('LPOP', K.journal, n - JOURNAL)
+    redis.call('LTRIM', K.journal, n - JOURNAL, -1)
     redis.call('HINCRBY', K.meta, 'jd', n - JOURNAL)
   end
 end
@@ -121,9 +121,13 @@ local SETTLEPAGE = 64 -- Scales a call without a limit reads at a time
 
 -- settleDue settles the pool's due Scales at now, at most limit of them
 -- (nil: every one, a page at a time), in the settling order, and returns
--- how many it settled. With none due it reads three entries.
+-- how many it settled. With none due it reads at most three entries.
 local function settleDue(now, o, limit)
   local done = 0
+  -- no Scale lapsed or ejected, no lease run out: one command
+  if (o.ht <= 0 or o.ls + o.ht > now) and redis.call('EXISTS', K.ejq, K.lapsed) == 0 then
+    return 0
+  end
   for _, step in ipairs(STEPS) do
     while true do
       local want = SETTLEPAGE
