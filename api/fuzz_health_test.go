@@ -36,7 +36,9 @@ func FuzzDecodeHeartbeat(f *testing.F) {
 		flags &^= flagKey
 		s := newFuzzServer(t)
 		r := s.request("POST", poolPathFor(pool, "/scales/"+url.PathEscape(compID)+"/heartbeat"), "", body, flags, "")
-		what := describe(func() string { return fmt.Sprintf("heartbeat pool %q Scale %q (flags %#x) %q", pool, compID, flags, body) })
+		what := describe(func() string {
+			return fmt.Sprintf("heartbeat pool %q Scale %q (flags %#x) %q", pool, compID, flags, body)
+		})
 		bad := transport(body, flags)
 		root, bodyBad := parseJSONObject(body)
 		bad = append(bad, bodyBad...)
