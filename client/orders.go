@@ -1,0 +1,57 @@
+package client
+
+import (
+	"context"
+	"net/http"
+)
+
+// GetOrder returns one order; ErrOrderNotFound when there is none (or it
+// has left after its retention).
+func (c *Client) GetOrder(ctx context.Context, pool, orderID string) (*Order, error) {
+	var o Order
+	if err := c.get(ctx, orderPath(pool, orderID), nil, &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// CompleteOrder completes an order and lowers its Scale's load once:
+// completing a completed order changes nothing. in may be nil. Errors:
+// ErrOrderState (the order was cancelled), ErrOrderNotFound.
+func (c *Client) CompleteOrder(ctx context.Context, pool, orderID string, in *CompleteInput) (*Order, error) {
+	var o Order
+	cl := call{method: http.MethodPost, path: orderPath(pool, orderID) + "/complete"}
+	if in != nil {
+		cl.body = in
+	}
+	if _, err := c.do(ctx, cl, &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// CancelOrder cancels an order and lowers its Scale's load once:
+// cancelling a cancelled order changes nothing. Errors: ErrOrderState (the
+// order was completed), ErrOrderNotFound.
+func (c *Client) CancelOrder(ctx context.Context, pool, orderID string) (*Order, error) {
+	var o Order
+	if _, err := c.do(ctx, call{method: http.MethodPost, path: orderPath(pool, orderID) + "/cancel"}, &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// CompleteOrders completes the orders of in atomically, all or none, and
+// counts those that were not completed before. It is repeated only on
+// answers that say nothing was applied, since a repeat would count
+// differently. Errors: ErrOrderNotFound, ErrOrderState, ErrDuplicateOrder.
+func (c *Client) CompleteOrders(ctx context.Context, pool string, in CompletionsInput) (*Completed, error) {
+	var n Completed
+	if _, err := c.do(ctx, call{method: http.MethodPost, path: poolPath(pool, "completions"), body: in, mode: retryRefused}, &n); err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// orderPath is the path of one order.
+func orderPath(pool, orderID string) string { return poolPath(pool, "orders", seg(orderID)) }
