@@ -47,6 +47,8 @@ const (
 	ProblemOutOfRange          ProblemType = "out-of-range"           // 422
 	ProblemInvalidKey          ProblemType = "invalid-key"            // 422
 	ProblemInvalidState        ProblemType = "invalid-state"          // 422
+	ProblemInvalidOnLapse      ProblemType = "invalid-on-lapse"       // 422
+	ProblemInvalidReason       ProblemType = "invalid-reason"         // 422
 	ProblemIdempotencyMismatch ProblemType = "idempotency-mismatch"   // 422
 	ProblemTooExpensive        ProblemType = "too-expensive"          // 422
 	ProblemClientClosedRequest ProblemType = "client-closed-request"  // 499

@@ -41,6 +41,20 @@ func (c *Client) CancelOrder(ctx context.Context, pool, orderID string) (*Order,
 	return &o, nil
 }
 
+// FailOrder reports that the order could not be handed to the Scale
+// in.CompID. If the order is still there it moves to another eligible Scale
+// and the report counts against in.CompID; if not, nothing changes, so a
+// retry is harmless. It returns the order as it stands. Errors:
+// ErrNoEligibleScale (nowhere to move it; nothing changed),
+// ErrOrderNotFound, ErrInvalidID (no compId).
+func (c *Client) FailOrder(ctx context.Context, pool, orderID string, in FailInput) (*Order, error) {
+	var o Order
+	if _, err := c.do(ctx, call{method: http.MethodPost, path: orderPath(pool, orderID) + "/fail", body: in}, &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
 // CompleteOrders completes the orders of in atomically, all or none, and
 // counts those that were not completed before. It is repeated only on
 // answers that say nothing was applied, since a repeat would count

@@ -90,6 +90,21 @@ func (c *Client) ListScaleOrders(ctx context.Context, pool, compID string, opts 
 	})
 }
 
+// HeartbeatScale renews the Scale's lease: a lapsed Scale is up again. in
+// may be nil. It never changes the Scale's state; a retry is harmless.
+// Errors: ErrScaleNotFound, ErrOutOfRange (orderCount).
+func (c *Client) HeartbeatScale(ctx context.Context, pool, compID string, in *HeartbeatInput) (*Scale, error) {
+	var s Scale
+	cl := call{method: http.MethodPost, path: poolPath(pool, "scales", seg(compID), "heartbeat")}
+	if in != nil {
+		cl.body = in
+	}
+	if _, err := c.do(ctx, cl, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
 // ReassignScale moves every outstanding order of a down Scale to the
 // pool's eligible Scales, all or none, and says where each went. Errors:
 // ErrScaleState (the Scale is not down), ErrNoEligibleScale. A retry moves

@@ -46,6 +46,25 @@ const (
 	OrderCancelled OrderState = "cancelled"
 )
 
+// ScaleHealth is what the service observed about a Scale.
+type ScaleHealth string
+
+// The healths of a Scale: only up Scales receive orders.
+const (
+	HealthUp      ScaleHealth = "up"
+	HealthLapsed  ScaleHealth = "lapsed"  // no heartbeat for the pool's heartbeatTimeoutMs
+	HealthEjected ScaleHealth = "ejected" // maxFails failure reports within failWindowMs
+)
+
+// OnLapse is what happens to a lapsed Scale's orders.
+type OnLapse string
+
+// The choices of OnLapse.
+const (
+	OnLapseHold     OnLapse = "hold"
+	OnLapseReassign OnLapse = "reassign"
+)
+
 // Int64 returns a pointer to v, for the optional members of inputs.
 func Int64(v int64) *int64 { return &v }
 
@@ -54,15 +73,28 @@ func Int64(v int64) *int64 { return &v }
 type PoolInput struct {
 	Strategy         Strategy `json:"strategy,omitempty"`
 	SlowStartSeconds *int64   `json:"slowStartSeconds,omitempty"`
+	// The Scale health options: heartbeatTimeoutMs 0 turns heartbeats off,
+	// maxFails 0 ejection.
+	HeartbeatTimeoutMs *int64  `json:"heartbeatTimeoutMs,omitempty"`
+	OnLapse            OnLapse `json:"onLapse,omitempty"`
+	MaxFails           *int64  `json:"maxFails,omitempty"`
+	FailWindowMs       *int64  `json:"failWindowMs,omitempty"`
+	EjectMs            *int64  `json:"ejectMs,omitempty"`
 }
 
 // Pool is a pool as the service reports it.
 type Pool struct {
-	Name             string    `json:"name"`
-	Strategy         Strategy  `json:"strategy"`
-	SlowStartSeconds int64     `json:"slowStartSeconds"`
-	ScaleCount       int64     `json:"scaleCount"`
-	CreatedAt        time.Time `json:"createdAt"`
+	Name             string   `json:"name"`
+	Strategy         Strategy `json:"strategy"`
+	SlowStartSeconds int64    `json:"slowStartSeconds"`
+	// The Scale health options.
+	HeartbeatTimeoutMs int64     `json:"heartbeatTimeoutMs"`
+	OnLapse            OnLapse   `json:"onLapse"`
+	MaxFails           int64     `json:"maxFails"`
+	FailWindowMs       int64     `json:"failWindowMs"`
+	EjectMs            int64     `json:"ejectMs"`
+	ScaleCount         int64     `json:"scaleCount"`
+	CreatedAt          time.Time `json:"createdAt"`
 }
 
 // PoolList is one page of pools.
@@ -91,6 +123,14 @@ type Scale struct {
 	OrderCount  int64      `json:"orderCount"`
 	Outstanding int64      `json:"outstanding"`
 	BaseLoad    int64      `json:"baseLoad"`
+	// Health is what the service observed; LastHeartbeatAt the last
+	// heartbeat (registration counts as one); EjectedUntil, nil if never
+	// ejected, the end of the latest ejection; Failures the reports
+	// counted in the open failure window.
+	Health          ScaleHealth `json:"health"`
+	LastHeartbeatAt time.Time   `json:"lastHeartbeatAt"`
+	EjectedUntil    *time.Time  `json:"ejectedUntil,omitempty"`
+	Failures        int64       `json:"failures"`
 }
 
 // ScaleList is one page of a pool's Scales, by orderCount, then compId.
@@ -165,6 +205,22 @@ type Order struct {
 	State       OrderState `json:"state"`
 	AssignedAt  time.Time  `json:"assignedAt"`
 	CompletedAt *time.Time `json:"completedAt,omitempty"`
+	// Moves counts how often the order moved to another Scale.
+	Moves int64 `json:"moves"`
+}
+
+// HeartbeatInput is the optional body of HeartbeatScale: OrderCount
+// reports the Scale's load as ScaleInput's does.
+type HeartbeatInput struct {
+	OrderCount *int64 `json:"orderCount,omitempty"`
+}
+
+// FailInput is a failure report: the caller could not hand the order to
+// the Scale CompID (required); Reason (at most 256 bytes) goes to the
+// service's log.
+type FailInput struct {
+	CompID string `json:"compId"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // CompleteInput is the optional body of CompleteOrder: DurationMs feeds

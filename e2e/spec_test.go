@@ -28,6 +28,10 @@ var clientTypes = map[string]any{
 	"Strategy":         client.Strategy(""),
 	"ScaleState":       client.ScaleState(""),
 	"OrderState":       client.OrderState(""),
+	"ScaleHealth":      client.ScaleHealth(""),
+	"OnLapse":          client.OnLapse(""),
+	"HeartbeatInput":   client.HeartbeatInput{},
+	"FailInput":        client.FailInput{},
 	"PoolInput":        client.PoolInput{},
 	"Pool":             client.Pool{},
 	"PoolList":         client.PoolList{},
@@ -53,7 +57,7 @@ var clientTypes = map[string]any{
 
 // enumTypes names the client type whose constants must cover each enum
 // schema.
-var enumTypes = map[string]string{"Strategy": "Strategy", "ScaleState": "ScaleState", "OrderState": "OrderState"}
+var enumTypes = map[string]string{"Strategy": "Strategy", "ScaleState": "ScaleState", "OrderState": "OrderState", "ScaleHealth": "ScaleHealth", "OnLapse": "OnLapse"}
 
 // TestClientFollowsSpec keeps the client in step with openapi.yaml: every
 // schema has a client type whose fields are exactly its properties (by
