@@ -1,5 +1,9 @@
 # The two commands of the README: `make run` and `make test`.
 GO ?= go
+# The packages of both modules of the workspace (go.work): the service's
+# (./...) and the Go client's with dispatchctl (./client/..., a module of
+# its own that ./... does not reach).
+PKGS ?= ./... ./client/...
 # staticcheck at a pinned version, fetched through the module proxy (not a
 # dependency of the module).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -10,16 +14,16 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 run:
 	$(GO) run ./cmd/dispatcher
 
-## test: the whole suite: formatting, vet, and every test with the race detector
+## test: the whole suite of both modules: formatting, vet, and every test with the race detector
 test: vet
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	@# The 2^31-pick exhaustion test skips itself under -race (10x slower): run it without.
 	$(GO) test -count=1 -run 'TestWaterfillExhaustsLikeTheSeed' ./balancing/
 
 vet:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet ./...
-	$(GO) run $(STATICCHECK) ./...
+	$(GO) vet $(PKGS)
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 ## bench: the benchmarks (figures are ratios within one run; see docs/)
 bench:

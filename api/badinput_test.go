@@ -15,7 +15,9 @@ import (
 //   - pool p: S1 with orders held and h2 assigned, done completed and cx
 //     cancelled (so S1 is busy), and an idle S2 at orderCount 100; the
 //     batch went with Idempotency-Key k-used;
-//   - pool idle: one draining Scale, so no Scale is eligible.
+//   - pool idle: one draining Scale, so no Scale is eligible;
+//   - pool solo: one Scale X holding order s-1, so a failure report of
+//     s-1 has nowhere to move it.
 //
 // opts choose the store (the memory store by default). It returns the env
 // and the paths whose answers must not change.
@@ -33,9 +35,12 @@ func badInputEnv(t *testing.T, opts ...envOption) (*env, []string, []string) {
 	e.must(t, http.StatusOK, nil, "POST", "/v1/pools/p/orders/cx/cancel", "")
 	e.must(t, http.StatusCreated, nil, "PUT", "/v1/pools/idle", "")
 	e.must(t, http.StatusCreated, nil, "PUT", "/v1/pools/idle/scales/D", `{"state": "draining"}`)
+	e.must(t, http.StatusCreated, nil, "PUT", "/v1/pools/solo", `{"maxFails": 1}`)
+	e.must(t, http.StatusCreated, nil, "PUT", "/v1/pools/solo/scales/X", "")
+	e.must(t, http.StatusCreated, nil, "POST", "/v1/pools/solo/batches", ordersJSON("s-1"))
 
-	pools := []string{"p", "idle"}
-	probes := []string{"/v1/pools/p/batches/" + *batch.BatchID, "/v1/pools/nope"}
+	pools := []string{"p", "idle", "solo"}
+	probes := []string{"/v1/pools/p/batches/" + *batch.BatchID, "/v1/pools/nope", "/v1/pools/solo/orders/s-1"}
 	for _, id := range []string{"held", "h2", "done", "cx", "n-1", "n-2"} {
 		probes = append(probes, "/v1/pools/p/orders/"+id)
 	}
@@ -121,6 +126,8 @@ func badCases() []badCase {
 		idem  = "Idempotency-Key"
 		ct    = "Content-Type"
 		ok1   = `{"orders":[{"id":"n-1"}]}`
+		beat  = "/v1/pools/p/scales/S1/heartbeat"
+		fail  = "/v1/pools/p/orders/held/fail"
 	)
 	long := strings.Repeat("x", 129)
 	c := func(name, method, path, body string, code int, slug string, headers ...string) badCase {
@@ -171,6 +178,21 @@ func badCases() []badCase {
 		c("unknown field: batch", "POST", batch, `{"orders":[{"id":"n-1"}],"dryRun":true}`, 400, "unknown-field"),
 		c("unknown field: cancel", "POST", "/v1/pools/p/orders/held/cancel", `{"reason":"x"}`, 400, "unknown-field"),
 		c("unknown field: completion", "POST", comp, `{"orders":[{"id":"held","ms":1}]}`, 400, "unknown-field"),
+		c("unknown field: heartbeat", "POST", beat, `{"orderCnt":1}`, 400, "unknown-field"),
+		c("unknown field: heartbeat state", "POST", beat, `{"state":"down"}`, 400, "unknown-field"),
+		c("unknown field: fail", "POST", fail, `{"compId":"S1","why":"x"}`, 400, "unknown-field"),
+		c("unknown field: pool option", "PUT", pool, `{"heartbeatTimeout":5000}`, 400, "unknown-field"),
+		c("wrong type: heartbeat orderCount", "POST", beat, `{"orderCount":"3"}`, 400, "wrong-type"),
+		c("wrong type: fail compId", "POST", fail, `{"compId":7}`, 400, "wrong-type"),
+		c("wrong type: fail reason", "POST", fail, `{"compId":"S1","reason":null}`, 400, "wrong-type"),
+		c("wrong type: onLapse", "PUT", pool, `{"onLapse":true}`, 400, "wrong-type"),
+		c("wrong type: heartbeatTimeoutMs fraction", "PUT", pool, `{"heartbeatTimeoutMs":1500.5}`, 400, "wrong-type"),
+		c("fail without compId", "POST", fail, `{}`, 400, "invalid-id"),
+		c("fail without body", "POST", fail, ``, 400, "invalid-id"),
+		c("fail with a reason and no compId", "POST", fail, `{"reason":"timeout"}`, 400, "invalid-id"),
+		c("fail compId bad", "POST", fail, `{"compId":"S 1"}`, 400, "invalid-id"),
+		c("path id: heartbeat", "POST", "/v1/pools/p/scales/S!/heartbeat", "", 400, "invalid-id"),
+		c("path id: fail", "POST", "/v1/pools/p/orders/h!/fail", `{"compId":"S1"}`, 400, "invalid-id"),
 		// 400: trailing data.
 		c("trailing: second object", "PUT", pool, `{} {}`, 400, "trailing-data"),
 		c("trailing: garbage", "POST", batch, ok1+`x`, 400, "trailing-data"),
@@ -252,6 +274,21 @@ func badCases() []badCase {
 		c("key empty", "POST", batch, `{"orders":[{"id":"n-1","key":""}]}`, 422, "invalid-key"),
 		c("key 257 bytes", "POST", batch, `{"orders":[{"id":"n-1","key":"`+strings.Repeat("k", 257)+`"}]}`, 422, "invalid-key"),
 		c("key 129 runes of 2 bytes", "POST", batch, `{"orders":[{"id":"n-1","key":"`+strings.Repeat("é", 129)+`"}]}`, 422, "invalid-key"),
+		c("heartbeatTimeoutMs 999", "PUT", pool, `{"heartbeatTimeoutMs":999}`, 422, "out-of-range"),
+		c("heartbeatTimeoutMs -1", "PUT", pool, `{"heartbeatTimeoutMs":-1}`, 422, "out-of-range"),
+		c("heartbeatTimeoutMs 3600001", "PUT", pool, `{"heartbeatTimeoutMs":3600001}`, 422, "out-of-range"),
+		c("heartbeatTimeoutMs huge", "PUT", pool, `{"heartbeatTimeoutMs":9223372036854775807}`, 422, "out-of-range"),
+		c("maxFails -1", "PUT", pool, `{"maxFails":-1}`, 422, "out-of-range"),
+		c("maxFails 10001", "PUT", pool, `{"maxFails":10001}`, 422, "out-of-range"),
+		c("failWindowMs 0", "PUT", pool, `{"failWindowMs":0}`, 422, "out-of-range"),
+		c("failWindowMs 3600001", "PUT", pool, `{"failWindowMs":3600001}`, 422, "out-of-range"),
+		c("ejectMs 999", "PUT", pool, `{"ejectMs":999}`, 422, "out-of-range"),
+		c("ejectMs with a valid option", "PUT", pool, `{"maxFails":3,"ejectMs":99999999999}`, 422, "out-of-range"),
+		c("onLapse unknown", "PUT", pool, `{"onLapse":"drop"}`, 422, "invalid-on-lapse"),
+		c("onLapse case", "PUT", pool, `{"heartbeatTimeoutMs":5000,"onLapse":"Reassign"}`, 422, "invalid-on-lapse"),
+		c("heartbeat orderCount -1", "POST", beat, `{"orderCount":-1}`, 422, "out-of-range"),
+		c("heartbeat orderCount 2^31", "POST", beat, `{"orderCount":2147483648}`, 422, "out-of-range"),
+		c("fail reason 257 bytes", "POST", fail, `{"compId":"S1","reason":"`+strings.Repeat("r", 257)+`"}`, 422, "invalid-reason"),
 		c("bad state", "PUT", scale, `{"state":"sleeping"}`, 422, "invalid-state"),
 		c("bad state: case", "PUT", scale, `{"state":"Active"}`, 422, "invalid-state"),
 		c("idempotency key reused", "POST", batch, ok1, 422, "idempotency-mismatch", idem, "k-used"),
@@ -267,6 +304,11 @@ func badCases() []badCase {
 		c("unknown pool: completions", "POST", "/v1/pools/nope/completions", ordersJSON("held"), 404, "pool-not-found"),
 		c("unknown scale", "GET", "/v1/pools/p/scales/S9", "", 404, "scale-not-found"),
 		c("unknown scale: delete", "DELETE", "/v1/pools/p/scales/S9", "", 404, "scale-not-found"),
+		c("unknown scale: heartbeat", "POST", "/v1/pools/p/scales/S9/heartbeat", "", 404, "scale-not-found"),
+		c("unknown scale: heartbeat with orderCount", "POST", "/v1/pools/p/scales/S9/heartbeat", `{"orderCount":3}`, 404, "scale-not-found"),
+		c("unknown pool: heartbeat", "POST", "/v1/pools/nope/scales/S1/heartbeat", `{}`, 404, "pool-not-found"),
+		c("unknown order: fail", "POST", "/v1/pools/p/orders/n-1/fail", `{"compId":"S1"}`, 404, "order-not-found"),
+		c("unknown pool: fail", "POST", "/v1/pools/nope/orders/held/fail", `{"compId":"S1"}`, 404, "pool-not-found"),
 		c("unknown order", "GET", "/v1/pools/p/orders/n-1", "", 404, "order-not-found"),
 		c("unknown order: complete", "POST", "/v1/pools/p/orders/n-1/complete", "", 404, "order-not-found"),
 		c("unknown order: cancel", "POST", "/v1/pools/p/orders/n-1/cancel", "", 404, "order-not-found"),
@@ -297,5 +339,7 @@ func badCases() []badCase {
 		c("complete a cancelled order", "POST", "/v1/pools/p/orders/cx/complete", `{"durationMs":5}`, 409, "order-state"),
 		c("cancel a completed order", "POST", "/v1/pools/p/orders/done/cancel", "", 409, "order-state"),
 		c("completions with a cancelled order", "POST", comp, ordersJSON("held", "cx"), 409, "order-state"),
+		c("fail with no other Scale", "POST", "/v1/pools/solo/orders/s-1/fail", `{"compId":"X"}`, 409, "no-eligible-scale"),
+		c("method: GET heartbeat", "GET", beat, "", 405, "method-not-allowed"),
 	}
 }

@@ -32,20 +32,31 @@ func writeBody(w http.ResponseWriter, status int, ct string, v any) {
 }
 
 type poolJSON struct {
-	Name             string `json:"name"`
-	Strategy         string `json:"strategy"`
-	SlowStartSeconds int64  `json:"slowStartSeconds"`
-	ScaleCount       int    `json:"scaleCount"`
-	CreatedAt        string `json:"createdAt"`
+	Name               string `json:"name"`
+	Strategy           string `json:"strategy"`
+	SlowStartSeconds   int64  `json:"slowStartSeconds"`
+	HeartbeatTimeoutMs int64  `json:"heartbeatTimeoutMs"`
+	OnLapse            string `json:"onLapse"`
+	MaxFails           int64  `json:"maxFails"`
+	FailWindowMs       int64  `json:"failWindowMs"`
+	EjectMs            int64  `json:"ejectMs"`
+	ScaleCount         int    `json:"scaleCount"`
+	CreatedAt          string `json:"createdAt"`
 }
 
 func toPool(p dispatch.Pool) poolJSON {
+	h := p.Health
 	return poolJSON{
-		Name:             p.Name,
-		Strategy:         string(p.Strategy),
-		SlowStartSeconds: int64(p.SlowStart / time.Second),
-		ScaleCount:       p.ScaleCount,
-		CreatedAt:        formatTime(p.CreatedAt),
+		Name:               p.Name,
+		Strategy:           string(p.Strategy),
+		SlowStartSeconds:   int64(p.SlowStart / time.Second),
+		HeartbeatTimeoutMs: h.HeartbeatTimeout.Milliseconds(),
+		OnLapse:            string(h.OnLapse),
+		MaxFails:           h.MaxFails,
+		FailWindowMs:       h.FailWindow.Milliseconds(),
+		EjectMs:            h.EjectTime.Milliseconds(),
+		ScaleCount:         p.ScaleCount,
+		CreatedAt:          formatTime(p.CreatedAt),
 	}
 }
 
@@ -62,18 +73,32 @@ type scaleJSON struct {
 	OrderCount  int64  `json:"orderCount"`
 	Outstanding int64  `json:"outstanding"`
 	BaseLoad    int64  `json:"baseLoad"`
+	Health      string `json:"health"`
+	// LastHeartbeatAt is the last heartbeat (registration counts as one);
+	// EjectedUntil, absent while the Scale was never ejected, ends its
+	// latest ejection; Failures counts the reports of the open window.
+	LastHeartbeatAt string `json:"lastHeartbeatAt"`
+	EjectedUntil    string `json:"ejectedUntil,omitempty"`
+	Failures        int64  `json:"failures"`
 }
 
 func toScale(s dispatch.Scale) scaleJSON {
-	return scaleJSON{
-		CompID:      s.CompID,
-		Weight:      s.Weight,
-		State:       string(s.State),
-		MaxOrders:   s.MaxOrders,
-		OrderCount:  s.OrderCount(),
-		Outstanding: s.Outstanding,
-		BaseLoad:    s.BaseLoad,
+	j := scaleJSON{
+		CompID:          s.CompID,
+		Weight:          s.Weight,
+		State:           string(s.State),
+		MaxOrders:       s.MaxOrders,
+		OrderCount:      s.OrderCount(),
+		Outstanding:     s.Outstanding,
+		BaseLoad:        s.BaseLoad,
+		Health:          string(s.Health),
+		LastHeartbeatAt: formatTime(s.LastHeartbeatAt),
+		Failures:        s.Failures,
 	}
+	if !s.EjectedUntil.IsZero() {
+		j.EjectedUntil = formatTime(s.EjectedUntil)
+	}
+	return j
 }
 
 type scaleListJSON struct {
@@ -117,6 +142,7 @@ type orderJSON struct {
 	State       string `json:"state"`
 	AssignedAt  string `json:"assignedAt"`
 	CompletedAt string `json:"completedAt,omitempty"`
+	Moves       int64  `json:"moves"`
 }
 
 func toOrder(o dispatch.Order) orderJSON {
@@ -127,6 +153,7 @@ func toOrder(o dispatch.Order) orderJSON {
 		Key:        o.Key,
 		State:      string(o.State),
 		AssignedAt: formatTime(o.AssignedAt),
+		Moves:      o.Moves,
 	}
 	if !o.CompletedAt.IsZero() {
 		j.CompletedAt = formatTime(o.CompletedAt)

@@ -75,6 +75,8 @@ var problemTypes = []problemType{
 	{dispatch.ErrOutOfRange, http.StatusUnprocessableEntity, "out-of-range", "Value out of range"},
 	{dispatch.ErrInvalidKey, http.StatusUnprocessableEntity, "invalid-key", "Invalid order key"},
 	{dispatch.ErrInvalidState, http.StatusUnprocessableEntity, "invalid-state", "Invalid Scale state"},
+	{dispatch.ErrInvalidOnLapse, http.StatusUnprocessableEntity, "invalid-on-lapse", "Invalid onLapse"},
+	{dispatch.ErrInvalidReason, http.StatusUnprocessableEntity, "invalid-reason", "Invalid failure reason"},
 	{dispatch.ErrIdempotencyMismatch, http.StatusUnprocessableEntity, "idempotency-mismatch", "Idempotency-Key reused with another request"},
 	{dispatch.ErrTooExpensive, http.StatusUnprocessableEntity, "too-expensive", "Batch too expensive for the strategy"},
 

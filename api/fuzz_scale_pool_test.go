@@ -209,6 +209,12 @@ func FuzzDecodePool(f *testing.F) {
 	f.Add("q.1:a_b", []byte(`{}`), asJSON)
 	f.Add("%71", []byte(`{}`), asJSON)
 	f.Add("", []byte(`{}`), asJSON)
+	f.Add("p", []byte(`{"heartbeatTimeoutMs":5000,"onLapse":"reassign","maxFails":3,"failWindowMs":1000,"ejectMs":3600000}`), asJSON)
+	f.Add("q", []byte(`{"heartbeatTimeoutMs":0}`), asJSON)
+	f.Add("q", []byte(`{"heartbeatTimeoutMs":999}`), asJSON)
+	f.Add("q", []byte(`{"maxFails":10001,"onLapse":"drop"}`), asJSON)
+	f.Add("q", []byte(`{"ejectMs":9223372036854775807}`), asJSON)
+	f.Add("q", []byte(`{"onLapse":null}`), asJSON)
 	f.Fuzz(func(t *testing.T, pool string, body []byte, flags uint8) {
 		flags &^= flagKey
 		s := newFuzzServer(t)
@@ -218,10 +224,42 @@ func FuzzDecodePool(f *testing.F) {
 		root, bodyBad := parseJSONObject(body)
 		bad = append(bad, bodyBad...)
 		bad = append(bad, idViolations(pool)...)
-		var strategy *string
+		var strategy, onLapse *string
 		var slowStart *int64
+		ms := map[string]*int64{}
 		if root != nil {
-			bad = append(bad, unknownMembers(root, "strategy", "slowStartSeconds")...)
+			bad = append(bad, unknownMembers(root, "strategy", "slowStartSeconds", "heartbeatTimeoutMs", "onLapse", "maxFails", "failWindowMs", "ejectMs")...)
+			for _, r := range []struct {
+				name   string
+				lo, hi int64
+				zero   bool // 0 allowed besides the range
+			}{
+				{"heartbeatTimeoutMs", 1000, 3_600_000, true},
+				{"maxFails", 0, 10_000, false},
+				{"failWindowMs", 1000, 3_600_000, false},
+				{"ejectMs", 1000, 3_600_000, false},
+			} {
+				raw, ok := root[r.name]
+				if !ok {
+					continue
+				}
+				v, vd := integer(raw)
+				if bad = appendIf(bad, vd); vd == nil {
+					if (v < r.lo || v > r.hi) && !(r.zero && v == 0) {
+						bad = append(bad, verdict{422, "out-of-range"})
+					}
+					ms[r.name] = &v
+				}
+			}
+			if raw, ok := root["onLapse"]; ok {
+				v, vd := text(raw)
+				if bad = appendIf(bad, vd); vd == nil {
+					if v != "hold" && v != "reassign" {
+						bad = append(bad, verdict{422, "invalid-on-lapse"})
+					}
+					onLapse = &v
+				}
+			}
 			if raw, ok := root["strategy"]; ok {
 				v, vd := text(raw)
 				if bad = appendIf(bad, vd); vd == nil {
@@ -277,6 +315,19 @@ func FuzzDecodePool(f *testing.F) {
 		if got != want {
 			t.Fatalf("%s: got %+v, want %+v", what, got, want)
 		}
+		var gotHealth healthOptionsBody
+		if err := json.Unmarshal(rec.Body.Bytes(), &gotHealth); err != nil {
+			t.Fatal(err)
+		}
+		wantHealth := healthOptionsBody{OnLapse: "hold", FailWindowMs: 10000, EjectMs: 30000}
+		if status == 200 {
+			p, _ := s.store.GetPool(context.Background(), pool)
+			_ = json.Unmarshal(mustJSON(t, p.Health), &wantHealth)
+		}
+		wantHealth.set(ms, onLapse)
+		if gotHealth != wantHealth {
+			t.Fatalf("%s: got health options %+v, want %+v", what, gotHealth, wantHealth)
+		}
 		if p, err := s.store.GetPool(context.Background(), pool); err != nil || p.Name != pool || string(p.Strategy) != want.Strategy ||
 			p.SlowStart != time.Duration(want.SlowStartSeconds)*time.Second || p.ScaleCount != want.ScaleCount {
 			t.Fatalf("%s: the store has %+v, %v; want %+v", what, p, err, want)
@@ -290,4 +341,41 @@ func FuzzDecodePool(f *testing.F) {
 			}
 		}
 	})
+}
+
+// healthOptionsBody is the health options of a pool body.
+type healthOptionsBody struct {
+	HeartbeatTimeoutMs int64  `json:"heartbeatTimeoutMs"`
+	OnLapse            string `json:"onLapse"`
+	MaxFails           int64  `json:"maxFails"`
+	FailWindowMs       int64  `json:"failWindowMs"`
+	EjectMs            int64  `json:"ejectMs"`
+}
+
+// set applies the options a request sent.
+func (h *healthOptionsBody) set(ms map[string]*int64, onLapse *string) {
+	for name, to := range map[string]*int64{
+		"heartbeatTimeoutMs": &h.HeartbeatTimeoutMs, "maxFails": &h.MaxFails,
+		"failWindowMs": &h.FailWindowMs, "ejectMs": &h.EjectMs,
+	} {
+		if v := ms[name]; v != nil {
+			*to = *v
+		}
+	}
+	if onLapse != nil {
+		h.OnLapse = *onLapse
+	}
+}
+
+// mustJSON is the options of the store in the API's units.
+func mustJSON(t *testing.T, h dispatch.HealthOptions) []byte {
+	t.Helper()
+	b, err := json.Marshal(healthOptionsBody{
+		HeartbeatTimeoutMs: h.HeartbeatTimeout.Milliseconds(), OnLapse: string(h.OnLapse), MaxFails: h.MaxFails,
+		FailWindowMs: h.FailWindow.Milliseconds(), EjectMs: h.EjectTime.Milliseconds(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -41,6 +41,7 @@ type env struct {
 	url    string
 	client *http.Client
 	store  dispatch.Store
+	svc    *dispatch.Service
 	logs   *syncBuffer
 }
 
@@ -55,6 +56,9 @@ type envConfig struct {
 
 // withStore serves the given store instead of a fresh memory store.
 func withStore(s dispatch.Store) envOption { return func(c *envConfig) { c.store = s } }
+
+// withConfig changes the dispatch.Config of the Service.
+func withConfig(f func(*dispatch.Config)) envOption { return func(c *envConfig) { f(&c.cfg) } }
 
 // withAPI changes the api.Options; the test's limits, logger and spec are
 // set before.
@@ -75,7 +79,8 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	for _, o := range opts {
 		o(&c)
 	}
-	h := api.New(dispatch.NewService(c.store, c.cfg), c.api)
+	svc := dispatch.NewService(c.store, c.cfg)
+	h := api.New(svc, c.api)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	secured := len(c.api.AdminTokens)+len(c.api.ClientTokens) > 0
@@ -83,6 +88,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		url:    srv.URL,
 		client: &http.Client{Transport: newSpecCheck(t, srv.Client().Transport, secured)},
 		store:  c.store,
+		svc:    svc,
 		logs:   logs,
 	}
 }

@@ -44,6 +44,9 @@ type Metrics struct {
 	batches   *prometheus.CounterVec
 	batchSize *prometheus.HistogramVec
 	coalesced prometheus.Histogram
+	// health counts changes of Scale health, moved orders moved, and
+	// dropped the changes a pool's journal dropped unreported.
+	health, moved, dropped *prometheus.CounterVec
 }
 
 // NewRegistry returns a registry holding the Go runtime and process
@@ -101,8 +104,20 @@ func NewMetrics(reg *prometheus.Registry, maxPools int) *Metrics {
 			Help:    "Batches per store call when concurrent dispatches of one pool share a call (1: sent alone).",
 			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256},
 		}),
+		health: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dispatcher_scale_health_changes_total",
+			Help: "Changes of Scale health, by pool and the new health (up, lapsed, ejected); each change is counted by one replica.",
+		}, []string{"pool", "health"}),
+		moved: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dispatcher_orders_moved_total",
+			Help: "Orders moved to another Scale, by pool and reason (lapse, fail, reassign).",
+		}, []string{"pool", "reason"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dispatcher_scale_health_changes_dropped_total",
+			Help: "Changes of Scale health that a pool's journal dropped before any replica reported them, by pool.",
+		}, []string{"pool"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.durations, m.orders, m.batches, m.batchSize, m.coalesced} {
+	for _, c := range []prometheus.Collector{m.requests, m.durations, m.orders, m.batches, m.batchSize, m.coalesced, m.health, m.moved, m.dropped} {
 		if err := reg.Register(c); err != nil {
 			panic("api: NewMetrics: " + err.Error())
 		}

@@ -11,6 +11,9 @@ import (
 // maxSlowStartSeconds is dispatch.MaxSlowStart in the unit of the API.
 const maxSlowStartSeconds = int64(dispatch.MaxSlowStart / time.Second)
 
+// maxHealthMs is dispatch.MaxHealthDuration in the unit of the API.
+const maxHealthMs = int64(dispatch.MaxHealthDuration / time.Millisecond)
+
 func poolPath(name string) string { return "/v1/pools/" + name }
 
 // putPool creates (201 with Location) or updates (200) a pool.
@@ -37,7 +40,8 @@ func (s *server) putPool(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// parsePoolSpec reads {"strategy", "slowStartSeconds"}, each optional.
+// parsePoolSpec reads {"strategy", "slowStartSeconds", "heartbeatTimeoutMs",
+// "onLapse", "maxFails", "failWindowMs", "ejectMs"}, each optional.
 func parsePoolSpec(body []byte) (dispatch.PoolSpec, error) {
 	var spec dispatch.PoolSpec
 	o, err := parseObject(body)
@@ -46,8 +50,37 @@ func parsePoolSpec(body []byte) (dispatch.PoolSpec, error) {
 	}
 	strategy := o.string("strategy")
 	slowStart := o.int64("slowStartSeconds")
+	heartbeat := o.int64("heartbeatTimeoutMs")
+	onLapse := o.string("onLapse")
+	spec.MaxFails = o.int64("maxFails")
+	failWindow := o.int64("failWindowMs")
+	eject := o.int64("ejectMs")
 	if err := o.close(); err != nil {
 		return spec, err
+	}
+	if onLapse != nil {
+		ol := dispatch.OnLapse(*onLapse)
+		spec.OnLapse = &ol
+	}
+	for _, f := range []struct {
+		name string
+		ms   *int64
+		to   **time.Duration
+	}{
+		{"heartbeatTimeoutMs", heartbeat, &spec.HeartbeatTimeout},
+		{"failWindowMs", failWindow, &spec.FailWindow},
+		{"ejectMs", eject, &spec.EjectTime},
+	} {
+		if f.ms == nil {
+			continue
+		}
+		// Bounded here: the conversion to a Duration could overflow;
+		// dispatch checks the exact range.
+		if *f.ms < 0 || *f.ms > maxHealthMs {
+			return spec, fmt.Errorf("%w: %s %d is outside [0, %d]", dispatch.ErrOutOfRange, f.name, *f.ms, maxHealthMs)
+		}
+		d := time.Duration(*f.ms) * time.Millisecond
+		*f.to = &d
 	}
 	if strategy != nil {
 		st := dispatch.Strategy(*strategy)

@@ -123,6 +123,10 @@ func (s *server) routes() {
 		r.Post("/v1/pools/{pool}/orders/{orderId}/cancel", s.v1(s.cancelOrder))
 		r.Post("/v1/pools/{pool}/completions", s.v1(s.completeOrders))
 		r.Get("/v1/pools/{pool}/table", s.v1(s.table))
+		// Workers heartbeat, callers report failures: both hold client
+		// tokens (DESIGN §8), and neither can change a Scale's state.
+		r.Post("/v1/pools/{pool}/scales/{compId}/heartbeat", s.v1(s.heartbeat))
+		r.Post("/v1/pools/{pool}/orders/{orderId}/fail", s.v1(s.failOrder))
 	})
 
 	// Admins only: create, change and remove pools and Scales, and read the

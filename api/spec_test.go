@@ -42,6 +42,12 @@ func TestSpecMatchesCode(t *testing.T) {
 		{"ScaleInput", "maxOrders", 0, dispatch.MaxOrderCount},
 		{"ScaleInput", "orderCount", 0, dispatch.MaxOrderCount},
 		{"PoolInput", "slowStartSeconds", 0, dispatch.MaxSlowStart.Seconds()},
+		{"PoolInput", "heartbeatTimeoutMs", 0, float64(dispatch.MaxHealthDuration.Milliseconds())},
+		{"PoolInput", "maxFails", 0, dispatch.MaxMaxFails},
+		{"PoolInput", "failWindowMs", float64(dispatch.MinHealthDuration.Milliseconds()), float64(dispatch.MaxHealthDuration.Milliseconds())},
+		{"PoolInput", "ejectMs", float64(dispatch.MinHealthDuration.Milliseconds()), float64(dispatch.MaxHealthDuration.Milliseconds())},
+		{"HeartbeatInput", "orderCount", 0, dispatch.MaxOrderCount},
+		{"FailInput", "reason", 0, dispatch.MaxReasonBytes},
 		{"CompleteInput", "durationMs", 0, dispatch.MaxOrderCount},
 		{"OrderInput", "key", 1, dispatch.MaxKeyBytes},
 	}
@@ -98,7 +104,7 @@ func deref(p *float64) any {
 // TestSpecCheck makes sure that the validating client of the tests fails
 // on what openapi.yaml does not describe, so that nothing escapes it.
 func TestSpecCheck(t *testing.T) {
-	pool := `{"name":"p","strategy":"waterfill","slowStartSeconds":0,"scaleCount":0,"createdAt":"2025-01-02T03:04:05.678Z"}`
+	pool := `{"name":"p","strategy":"waterfill","slowStartSeconds":0,"heartbeatTimeoutMs":0,"onLapse":"hold","maxFails":0,"failWindowMs":10000,"ejectMs":30000,"scaleCount":0,"createdAt":"2025-01-02T03:04:05.678Z"}`
 	cases := []struct {
 		name               string
 		method, path, body string

@@ -69,6 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		NoCoalesce:       !cfg.Coalesce,
 		CoalesceCalls:    cfg.CoalesceCalls,
 		ObserveCoalesced: metrics.ObserveCoalesced,
+		Health:           metrics.HealthObserver(log),
 	})
 	handler := api.New(svc, api.Options{
 		MaxBody:        cfg.MaxBody,
@@ -103,6 +104,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"orderRetention", cfg.Retention.String(), "requestTimeout", cfg.RequestTimeout.String(),
 		"auth", authSummary(cfg.AdminTokens, cfg.ClientTokens), "metricsMaxPools", cfg.MetricsMaxPools)
 
+	// Scale health: this replica ticks over the pools once a second, as
+	// every replica does (DESIGN §8); it stops before the server drains.
+	hctx, stopHealth := context.WithCancel(ctx)
+	healthDone := make(chan struct{})
+	go func() {
+		defer close(healthDone)
+		svc.RunHealth(hctx, dispatch.TickInterval, func(err error) {
+			log.Warn("scale health tick", "error", err.Error())
+		})
+	}()
+	defer func() { stopHealth(); <-healthDone }()
+
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -110,6 +123,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	stopHealth()
+	<-healthDone
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()

@@ -118,3 +118,57 @@ func benchmarkStrategy(b *testing.B, scales int, st dispatch.Strategy) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/order")
 }
+
+// BenchmarkDispatchHealth is BenchmarkDispatch's spread pools of 10 and
+// 100,000 Scales with the health options off and on (heartbeats every
+// hour, ejection after 3 reports), the clock moving 1 ms a batch: with
+// them on, each dispatch checks the leases first, and should still not
+// read the pool.
+func BenchmarkDispatchHealth(b *testing.B) {
+	for _, scales := range []int{10, 100_000} {
+		for _, on := range []bool{false, true} {
+			b.Run(fmt.Sprintf("scales=%d/health=%v", scales, on), func(b *testing.B) {
+				benchmarkDispatchHealth(b, scales, on)
+			})
+		}
+	}
+}
+
+func benchmarkDispatchHealth(b *testing.B, scales int, on bool) {
+	const batch = 10
+	ctx := context.Background()
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := memory.New(memory.Options{})
+	spec := dispatch.PoolSpec{}
+	if on {
+		hour, fails := time.Hour, int64(3)
+		spec = dispatch.PoolSpec{HeartbeatTimeout: &hour, MaxFails: &fails}
+	}
+	if _, _, err := s.PutPool(ctx, "p", spec, now); err != nil {
+		b.Fatal(err)
+	}
+	for i := range scales {
+		count := int64(i * 3)
+		if _, _, err := s.PutScale(ctx, "p", fmt.Sprintf("s%06d", i), dispatch.ScaleSpec{OrderCount: &count}, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+	orders := make([]dispatch.OrderInput, batch)
+	done := make([]dispatch.Completion, batch)
+	b.ResetTimer()
+	for n := 0; b.Loop(); n++ {
+		at := now.Add(time.Duration(n) * time.Millisecond)
+		for i := range orders {
+			orders[i].ID = fmt.Sprintf("o%d-%d", n, i)
+			done[i].OrderID = orders[i].ID
+		}
+		req := dispatch.DispatchRequest{Pool: "p", BatchID: fmt.Sprint("b", n), Orders: orders, Now: at}
+		if _, _, err := s.Dispatch(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := s.Complete(ctx, "p", done, at); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/order")
+}

@@ -1,0 +1,3 @@
+module github.com/dispatcher/dispatcher/client
+
+go 1.23
