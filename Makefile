@@ -10,9 +10,10 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: run test vet bench build
 
-## run: start the service on the embedded store at :8080 (DISPATCHER_* variables apply)
+## run: start the service on the embedded store at 127.0.0.1:8080 (DISPATCHER_* variables apply;
+## DISPATCHER_ADDR=:8080 listens on every interface)
 run:
-	$(GO) run ./cmd/dispatcher
+	DISPATCHER_ADDR="$${DISPATCHER_ADDR:-127.0.0.1:8080}" $(GO) run ./cmd/dispatcher
 
 ## test: the whole suite of both modules: formatting, vet, and every test with the race detector
 test: vet
