@@ -32,8 +32,13 @@ local more = settled == limit and anyDue(now, o)
 
 local moves = {}
 local from = o.ol == 'reassign' and redis.call('ZRANGE', K.lapq, 0, 0)[1]
-if from then
-  local src = getScale(from)
+local src = from and getScale(from)
+if from and (not src or src.h ~= 'l' or src.out <= 0) then
+  -- (healthIndex keeps lapq exact; an entry that is not is dropped)
+  redis.call('ZREM', K.lapq, from)
+  src = nil
+end
+if src then
   local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
   local strategy, unlimited, room = meta[1], tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
   local n = math.min(limit, src.out)
