@@ -78,7 +78,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	h := api.New(dispatch.NewService(c.store, c.cfg), c.api)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	secured := len(c.api.AdminTokens)+len(c.api.ClientTokens) > 0
+	secured := len(c.api.AdminTokens)+len(c.api.ClientTokens) > 0 || c.api.Tokens != nil
 	return &env{
 		url:    srv.URL,
 		client: &http.Client{Transport: newSpecCheck(t, srv.Client().Transport, secured)},

@@ -44,6 +44,7 @@ type Metrics struct {
 	batches   *prometheus.CounterVec
 	batchSize *prometheus.HistogramVec
 	coalesced prometheus.Histogram
+	auth      *authMetrics
 }
 
 // NewRegistry returns a registry holding the Go runtime and process
@@ -101,8 +102,9 @@ func NewMetrics(reg *prometheus.Registry, maxPools int) *Metrics {
 			Help:    "Batches per store call when concurrent dispatches of one pool share a call (1: sent alone).",
 			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256},
 		}),
+		auth: newAuthMetrics(),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.durations, m.orders, m.batches, m.batchSize, m.coalesced} {
+	for _, c := range append([]prometheus.Collector{m.requests, m.durations, m.orders, m.batches, m.batchSize, m.coalesced}, m.auth.collectors()...) {
 		if err := reg.Register(c); err != nil {
 			panic("api: NewMetrics: " + err.Error())
 		}

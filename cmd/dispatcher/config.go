@@ -34,6 +34,19 @@ type config struct {
 	// AdminTokens and ClientTokens are the bearer tokens of the two roles;
 	// none at all runs the API open. They print as their count only.
 	AdminTokens, ClientTokens tokenList
+	// TokensFile is DISPATCHER_TOKENS_FILE: tokens by digest, with names,
+	// roles, pool patterns and rates (DESIGN §11), loaded into FileTokens
+	// at start-up and again on SIGHUP and whenever its content changes,
+	// which is checked every TokensCheckInterval.
+	TokensFile          string
+	FileTokens          fileTokens
+	TokensCheckInterval time.Duration
+	// FileTokensSum is the digest of the tokens file as loaded.
+	FileTokensSum [32]byte
+	// RateLimitOnError is what a request of a rate-limited token gets when
+	// the limiter fails (Redis unreachable): "open" lets it through
+	// unlimited, "closed" answers 503.
+	RateLimitOnError string
 	// MetricsMaxPools caps the distinct pool label values of the metrics.
 	MetricsMaxPools int
 	// RedisWaitReplicas, if positive, is how many Redis replicas must
@@ -69,21 +82,23 @@ const maxHeaderBytes = 64 << 10
 
 func defaultConfig() config {
 	return config{
-		Addr:              ":8080",
-		RedisMode:         "single",
-		MaxBatch:          10000,
-		MaxBody:           4 << 20,
-		Retention:         24 * time.Hour,
-		ShutdownTimeout:   20 * time.Second,
-		RequestTimeout:    10 * time.Second,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MetricsMaxPools:   100,
-		RedisWaitTimeout:  redis.DefaultWaitTimeout,
-		Coalesce:          true,
-		CoalesceCalls:     dispatch.DefaultCoalesceCalls,
+		Addr:                ":8080",
+		RedisMode:           "single",
+		MaxBatch:            10000,
+		MaxBody:             4 << 20,
+		Retention:           24 * time.Hour,
+		ShutdownTimeout:     20 * time.Second,
+		RequestTimeout:      10 * time.Second,
+		ReadHeaderTimeout:   5 * time.Second,
+		ReadTimeout:         30 * time.Second,
+		WriteTimeout:        60 * time.Second,
+		IdleTimeout:         120 * time.Second,
+		MetricsMaxPools:     100,
+		TokensCheckInterval: time.Second,
+		RateLimitOnError:    "open",
+		RedisWaitTimeout:    redis.DefaultWaitTimeout,
+		Coalesce:            true,
+		CoalesceCalls:       dispatch.DefaultCoalesceCalls,
 	}
 }
 
@@ -101,6 +116,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
   dispatcher [flags]             serve the API (each flag also reads its DISPATCHER_ variable)
   dispatcher probe [flags]       check a running service's health (dispatcher probe -h)
   dispatcher simulate [flags]    compare the strategies on one workload (dispatcher simulate -h)
+  dispatcher token -name NAME    make a token and its line for DISPATCHER_TOKENS_FILE (dispatcher token -h)
 
 Flags:
 `)
@@ -192,6 +208,9 @@ Flags:
 	var adminFile, clientFile string
 	str(&adminFile, "admin-tokens-file", "ADMIN_TOKENS_FILE", "file of admin bearer tokens, one a line or comma-separated; DISPATCHER_ADMIN_TOKENS gives them inline instead")
 	str(&clientFile, "client-tokens-file", "CLIENT_TOKENS_FILE", "file of client bearer tokens, one a line or comma-separated; DISPATCHER_CLIENT_TOKENS gives them inline instead")
+	str(&c.TokensFile, "tokens-file", "TOKENS_FILE", "JSON file of tokens by sha256 digest, with name, role, pools and ratePerSec; reloaded on SIGHUP and when it changes (dispatcher token makes entries)")
+	dur(&c.TokensCheckInterval, "tokens-check-interval", "TOKENS_CHECK_INTERVAL", "how often the tokens file is read to see whether it changed")
+	str(&c.RateLimitOnError, "rate-limit-on-error", "RATE_LIMIT_ON_ERROR", "when the rate limiter fails (Redis down): open lets requests through unlimited, closed answers 503")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -223,6 +242,11 @@ Flags:
 	}
 	if c.ClientTokens, err = loadTokens("CLIENT_TOKENS", env("CLIENT_TOKENS"), clientFile); err != nil {
 		errs = append(errs, err)
+	}
+	if c.TokensFile != "" {
+		if c.FileTokens, c.FileTokensSum, err = loadTokensFile(c.TokensFile, envDigests(c.AdminTokens, c.ClientTokens)); err != nil {
+			errs = append(errs, fmt.Errorf("DISPATCHER_TOKENS_FILE %s: %w", c.TokensFile, err))
+		}
 	}
 	v := c
 	if urlErr != nil {
@@ -291,6 +315,12 @@ func (c config) Validate() error {
 	}
 	if c.RedisURL == "" && (c.RedisCAFile != "" || c.RedisCertFile != "" || c.RedisKeyFile != "") {
 		errs = append(errs, errors.New("redis TLS files: need DISPATCHER_REDIS_URL; without it the service runs on the embedded store"))
+	}
+	if c.TokensCheckInterval < 10*time.Millisecond {
+		errs = append(errs, fmt.Errorf("tokens check interval %s: want at least 10ms", c.TokensCheckInterval))
+	}
+	if c.RateLimitOnError != "open" && c.RateLimitOnError != "closed" {
+		errs = append(errs, fmt.Errorf("rate limit on error %q: want open or closed", c.RateLimitOnError))
 	}
 	if c.MetricsMaxPools < 0 || c.MetricsMaxPools > 10000 {
 		errs = append(errs, fmt.Errorf("metrics max pools %d: want 0 to 10000", c.MetricsMaxPools))

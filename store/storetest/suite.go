@@ -58,6 +58,7 @@ func tests() []suiteTest {
 		{"Ping", Options{}, testPing},
 		{"Pools/CreateAndUpdate", Options{}, testPoolCreateAndUpdate},
 		{"Pools/List", Options{}, testListPools},
+		{"Pools/ListMatch", Options{}, testListPoolsMatch},
 		{"Pools/Delete", Options{}, testDeletePool},
 		{"Pools/Unknown", Options{}, testUnknownPool},
 		{"Scales/Register", Options{}, testRegisterScale},
