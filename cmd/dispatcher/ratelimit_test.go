@@ -19,9 +19,9 @@ import (
 // within 10% of the token's ratePerSec × 5 s (plus its burst), and the
 // others are 429 problems with a Retry-After.
 func TestRateLimitSharedByReplicas(t *testing.T) {
-	const rate, span = 100, 5 * time.Second
+	const rate, span = 20, 5 * time.Second
 	srv := redistest.Start(t)
-	file := writeFile(t, tokensFile(tokenEntry("metered", tokEU, "client", `, "ratePerSec": 100`)))
+	file := writeFile(t, tokensFile(tokenEntry("metered", tokEU, "client", `, "ratePerSec": 20`)))
 	env := map[string]string{
 		"DISPATCHER_REDIS_URL":    srv.URL(),
 		"DISPATCHER_TOKENS_FILE":  file,
@@ -41,7 +41,7 @@ func TestRateLimitSharedByReplicas(t *testing.T) {
 	var badProblem atomic.Value
 	start := time.Now()
 	var wg sync.WaitGroup
-	for w := range 6 {
+	for w := range 9 {
 		wg.Go(func() {
 			c := &http.Client{Timeout: 5 * time.Second}
 			for time.Since(start) < span {
