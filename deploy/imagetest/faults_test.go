@@ -58,7 +58,8 @@ func (s *stack) restart(tb testing.TB, name string) {
 }
 
 // TestStopDrains stops a replica with `podman stop` (SIGTERM, then SIGKILL
-// after compose.yaml's stop_grace_period) while every client sends its
+// after compose.yaml's stop_grace_period, which podman-compose 1.0.3 does
+// not pass on) while every client sends its
 // first attempts to it. The replica drains: it exits 0 within the grace
 // period, and every batch it acknowledged is recorded. Then it starts
 // again and serves.
@@ -71,7 +72,7 @@ func TestStopDrains(t *testing.T) {
 	l := startLoad(loadSpec{pool: "stop", prefix: "stop", workers: 6, orders: 5, targets: urls, primary: true})
 	l.waitAcked(t, 100, 2*time.Minute)
 	stopped := time.Now()
-	s.p.must(t, "stop", victim)
+	s.p.must(t, "stop", "--time", s.grace, victim)
 	took := time.Since(stopped)
 	l.retarget(urls[1:]...)
 	l.waitAcked(t, 50, 2*time.Minute) // on the other replicas
@@ -202,7 +203,7 @@ func TestRedisRestartKeepsOrders(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if _, err := s.p.run(ctx, "container", "exists", s.redis); err != nil {
-			_ = s.startRedis(ctx, s.redis)
+			_ = s.startRedis(ctx)
 		}
 	})
 	s.keepRunning(t, s.redis)
@@ -211,7 +212,7 @@ func TestRedisRestartKeepsOrders(t *testing.T) {
 	s.p.must(t, "rm", s.redis)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := s.startRedis(ctx, s.redis); err != nil {
+	if err := s.startRedis(ctx); err != nil {
 		t.Fatal(err)
 	}
 	l.waitAcked(t, 100, 2*time.Minute)
