@@ -121,6 +121,9 @@ type specCheck struct {
 func newSpecCheck(t testing.TB, base http.RoundTripper, secured bool) *specCheck {
 	t.Helper()
 	doc := loadSpec(t)
+	// The spec's servers name the address of `make run`; the router would
+	// match only requests to it, and the test servers listen elsewhere.
+	doc.Servers = nil
 	router, err := legacy.NewRouter(doc)
 	if err != nil {
 		t.Fatalf("routing openapi.yaml: %v", err)
