@@ -24,6 +24,9 @@ type config struct {
 	MaxBatch  int
 	MaxBody   int64
 	Retention time.Duration
+	// IdempotencyTTL is how long an Idempotency-Key and its batch are kept
+	// for replays (dispatch.Config.IdempotencyTTL).
+	IdempotencyTTL time.Duration
 	// ShutdownTimeout bounds how long in-flight requests may drain.
 	ShutdownTimeout time.Duration
 	// RequestTimeout bounds each request's store calls (api.Options).
@@ -87,6 +90,7 @@ func defaultConfig() config {
 		MaxBatch:            10000,
 		MaxBody:             4 << 20,
 		Retention:           24 * time.Hour,
+		IdempotencyTTL:      dispatch.DefaultIdempotencyTTL,
 		ShutdownTimeout:     20 * time.Second,
 		RequestTimeout:      10 * time.Second,
 		ReadHeaderTimeout:   5 * time.Second,
@@ -185,7 +189,8 @@ Flags:
 	body := byteSize(c.MaxBody)
 	fromEnv("max-body", "MAX_BODY", body.Set)
 	fs.Var(&body, "max-body", "request body limit, e.g. 4MiB (env DISPATCHER_MAX_BODY)")
-	dur(&c.Retention, "order-retention", "ORDER_RETENTION", "how long completed and cancelled orders stay queryable")
+	dur(&c.Retention, "order-retention", "ORDER_RETENTION", "how long completed and cancelled orders, and batches without an Idempotency-Key, stay queryable")
+	dur(&c.IdempotencyTTL, "idempotency-ttl", "IDEMPOTENCY_TTL", "how long an Idempotency-Key and its batch are kept for replays")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "how long in-flight requests may drain on SIGTERM")
 	dur(&c.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "deadline of each request's store calls; past it the answer is 503")
 	dur(&c.ReadHeaderTimeout, "read-header-timeout", "READ_HEADER_TIMEOUT", "time to read a request's headers")
@@ -277,6 +282,9 @@ func (c config) Validate() error {
 	}
 	if c.Retention <= 0 {
 		errs = append(errs, fmt.Errorf("order retention %s: want a positive duration", c.Retention))
+	}
+	if c.IdempotencyTTL <= 0 {
+		errs = append(errs, fmt.Errorf("idempotency TTL %s: want a positive duration", c.IdempotencyTTL))
 	}
 	for _, d := range []struct {
 		name string

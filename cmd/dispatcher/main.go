@@ -82,6 +82,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	svc := dispatch.NewService(store, dispatch.Config{
 		MaxBatch:         cfg.MaxBatch,
+		IdempotencyTTL:   cfg.IdempotencyTTL,
 		NoCoalesce:       !cfg.Coalesce,
 		CoalesceCalls:    cfg.CoalesceCalls,
 		ObserveCoalesced: metrics.ObserveCoalesced,
@@ -119,7 +120,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "maxBatch", cfg.MaxBatch, "maxBody", cfg.MaxBody,
-		"orderRetention", cfg.Retention.String(), "requestTimeout", cfg.RequestTimeout.String(),
+		"orderRetention", cfg.Retention.String(), "idempotencyTTL", cfg.IdempotencyTTL.String(), "requestTimeout", cfg.RequestTimeout.String(),
 		"auth", authSummary(cfg.AdminTokens, cfg.ClientTokens, cfg.FileTokens), "metricsMaxPools", cfg.MetricsMaxPools)
 
 	served := make(chan error, 1)

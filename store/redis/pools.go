@@ -38,7 +38,7 @@ func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec
 				return dispatch.Pool{}, false, err
 			}
 		}
-		tok := token()
+		tok := callToken(ctx)
 		var err error
 		v, err = s.runCall(ctx, scriptPoolPut, name, tok, ms(now), s.retention.Milliseconds(), tok, strategy, slowStart, version, ringInScript)
 		// A Scale came or went between the last step of the ring and the

@@ -205,8 +205,14 @@ func (h *cancelAfterSteps) ProcessPipelineHook(next goredis.ProcessPipelineHook)
 func (h *cancelAfterSteps) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
 		err := next(ctx, cmd)
-		// EVALSHA sha 16 key… step: the step is argument 3 + 16.
-		if args := cmd.Args(); len(args) > 19 && fmt.Sprint(args[19]) == "add" {
+		// EVALSHA sha numkeys key… step: the step follows the keys.
+		args := cmd.Args()
+		at := 3
+		if len(args) > 2 {
+			n, _ := args[2].(int)
+			at += n
+		}
+		if len(args) > at && fmt.Sprint(args[at]) == "add" {
 			h.mu.Lock()
 			if h.steps--; h.steps == 0 {
 				h.cancel()

@@ -102,6 +102,7 @@ func tests() []suiteTest {
 		{"Orders/Cancel", Options{}, testCancel},
 		{"Orders/FreeRoom", Options{}, testCompleteFreesRoom},
 		{"Retention/Orders", hour, testRetention},
+		{"Retention/BatchWindows", hour, testBatchWindows},
 		{"Retention/Default", Options{}, testDefaultRetention},
 		{"Retention/Backlog", hour, testRetentionBacklog},
 		{"Retention/Steady", hour, testRetentionSteady},

@@ -15,6 +15,6 @@ if not poolExists() then
   return fail('NOPOOL')
 end
 redis.call('UNLINK', K.meta, K.scales, K.load, K.elig, K.orders, K.own, K.batches,
-  K.idem, K.oexp, K.bexp, K.strat, K.tmp, K.bref, K.lex, K.ring)
+  K.idem, K.oexp, K.bexp, K.iexp, K.strat, K.tmp, K.bref, K.lex, K.ring)
 if tok ~= '' then redis.call('SET', K.gone, tok, 'PX', 60000) end
 return 1
