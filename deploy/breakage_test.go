@@ -240,6 +240,12 @@ func TestChecksCatchBreakage(t *testing.T) {
 		{"shell-form entrypoint", func(tb testing.TB, b *bundle) {
 			replace(tb, &b.dockerfile, `ENTRYPOINT ["/dispatcher"]`, "ENTRYPOINT /dispatcher")
 		}, `ENTRYPOINT: got "/dispatcher", want the binary in exec form`},
+		{"shell-form health check", func(tb testing.TB, b *bundle) {
+			replace(tb, &b.dockerfile, `CMD ["/dispatcher", "probe", "-path", "/readyz"]`, "CMD /dispatcher probe -path /readyz")
+		}, `CMD /dispatcher probe -path /readyz", want CMD ["/dispatcher", "probe", …] (exec form`},
+		{"no health check", func(tb testing.TB, b *bundle) {
+			replace(tb, &b.dockerfile, "HEALTHCHECK ", "# HEALTHCHECK ")
+		}, `HEALTHCHECK: got ""`},
 		{"version label hard-coded", func(tb testing.TB, b *bundle) {
 			replace(tb, &b.dockerfile, `version="${VERSION}"`, `version="1.0"`)
 		}, `org.opencontainers.image.version: got "1.0"`},
