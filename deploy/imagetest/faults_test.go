@@ -155,6 +155,7 @@ func TestKillLosesNothing(t *testing.T) {
 	// Applied, unanswered.
 	const key, body = "kill.unanswered", `{"orders":[{"id":"unanswered.o0"},{"id":"unanswered.o1"}]}`
 	victimURL := s.url(t, victim)
+	redisPid := s.info(t, s.redis).State.Pid
 	s.p.must(t, "pause", s.redis)
 	sent := make(chan error, 1)
 	go func() {
@@ -169,7 +170,15 @@ func TestKillLosesNothing(t *testing.T) {
 		}
 		sent <- err
 	}()
-	time.Sleep(time.Second) // the batch reaches the victim, which sends it to Redis and waits
+	// The batch reaches the victim, which sends it to Redis and waits: its
+	// bytes wait in the paused Redis's socket.
+	victimIP := s.info(t, victim).ip()
+	for deadline := time.Now().Add(10 * time.Second); !waitingOnRedis(t, redisPid)[victimIP]; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the batch sent to %s did not reach the paused Redis within 10s", victim)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	s.p.must(t, "kill", victim)
 	if err := <-sent; err == nil || strings.Contains(err.Error(), "unexpected status") {
 		t.Fatalf("the batch sent to %s before its SIGKILL: got %v, want no answer", victim, err)
@@ -179,6 +188,8 @@ func TestKillLosesNothing(t *testing.T) {
 	if status != http.StatusCreated || h.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("the retry on %s with key %s: got %d, Idempotent-Replayed %q, %s; want 201 replayed (Redis applied the batch the killed replica sent)",
 			s.replicas[2], key, status, h.Get("Idempotent-Replayed"), data)
+	} else {
+		t.Logf("a batch Redis applied for the killed %s: the retry with its key on %s got 201 Idempotent-Replayed", victim, s.replicas[2])
 	}
 	s.restart(t, victim)
 }
