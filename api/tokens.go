@@ -115,6 +115,9 @@ func checkTokens(tokens []Token) error {
 			errs = append(errs, fmt.Errorf("token %d: the name %q is taken by another token", i+1, t.Name))
 		}
 		names[t.Name] = true
+		if t.SHA256 == ([sha256.Size]byte{}) {
+			continue // unset: a digest that did not parse, reported as such
+		}
 		if other, ok := digests[t.SHA256]; ok {
 			errs = append(errs, fmt.Errorf("tokens %q and %q have the same sha256: the same token", other, t.Name))
 		}

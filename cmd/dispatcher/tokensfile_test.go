@@ -8,10 +8,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/dispatcher/dispatcher/api"
 )
 
 // Tokens of the tokens file tests.
@@ -244,5 +249,37 @@ func TestParseConfigTokensFile(t *testing.T) {
 				t.Fatalf("got %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestTenancyExample: the tokens.json of deploy/k8s/tenancy.example.yaml
+// is refused as it is (its placeholders are not digests), and loads once
+// each placeholder is replaced by a digest.
+func TestTenancyExample(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "k8s", "tenancy.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var secret struct {
+		Kind       string            `yaml:"kind"`
+		StringData map[string]string `yaml:"stringData"`
+	}
+	if err := yaml.Unmarshal(b, &secret); err != nil || secret.Kind != "Secret" {
+		t.Fatalf("not a Secret: %v", err)
+	}
+	file := secret.StringData["tokens.json"]
+	if _, err := api.ParseTokensFile([]byte(file)); err == nil || !strings.Contains(err.Error(), "64 hex digits") {
+		t.Errorf("the example with its placeholders: got %v, want refused", err)
+	}
+	placeholder := regexp.MustCompile(`<REPLACE-ME-[A-Za-z0-9-]+>`)
+	n := 0
+	filled := placeholder.ReplaceAllStringFunc(file, func(string) string { n++; return hexDigest(fmt.Sprint("token-", n)) })
+	tokens, err := api.ParseTokensFile([]byte(filled))
+	if err != nil || len(tokens) != n || n < 2 {
+		t.Fatalf("the example filled in: %d tokens of %d placeholders, %v", len(tokens), n, err)
+	}
+	if !strings.Contains(string(b), "DISPATCHER_TOKENS_FILE, value: /run/secrets/dispatcher-tenants/tokens.json") ||
+		!strings.Contains(string(b), "mountPath: /run/secrets/dispatcher-tenants,") {
+		t.Error("the example's patch does not mount the Secret where DISPATCHER_TOKENS_FILE points")
 	}
 }
