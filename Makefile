@@ -7,6 +7,10 @@ PKGS ?= ./... ./client/...
 # staticcheck at a pinned version, fetched through the module proxy (not a
 # dependency of the module).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# kube-score at a pinned version, the same way: the Kubernetes manifests'
+# linter. It fails on any CRITICAL; a waiver is a kube-score/ignore
+# annotation on the object, with the reason beside it.
+KUBESCORE ?= github.com/zegl/kube-score/cmd/kube-score@v1.20.0
 
 .PHONY: run test vet bench build
 
@@ -29,6 +33,11 @@ vet:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet -tags image $(PKGS)
 	$(GO) run $(STATICCHECK) -tags image $(PKGS)
+	@out=$$($(GO) run $(KUBESCORE) score --output-format ci --kubernetes-version v1.30 \
+		--enable-optional-test container-seccomp-profile deploy/k8s/*.yaml) || \
+		{ echo "$$out" | grep -v '^\[OK\]'; echo "kube-score: CRITICAL findings in deploy/k8s"; exit 1; }; \
+		echo "$$out" | grep -v -e '^\[OK\]' -e '^\[SKIPPED\]' || true; \
+		echo "kube-score: deploy/k8s has no CRITICAL ($$(echo "$$out" | grep -c '^\[OK\]') checks OK)"
 
 ## bench: the benchmarks (figures are ratios within one run; see docs/)
 bench:

@@ -5,28 +5,13 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/dispatcher/dispatcher/dispatch"
 )
-
-// role is what a bearer token may do. Roles are ordered: a higher role may
-// do everything a lower one may.
-type role int
-
-const (
-	roleNone   role = iota // no valid token
-	roleClient             // dispatch, complete, cancel and read
-	roleAdmin              // everything
-)
-
-func (r role) String() string {
-	switch r {
-	case roleClient:
-		return "client"
-	case roleAdmin:
-		return "admin"
-	}
-	return "none"
-}
 
 // wwwAuthenticate is the challenge of every 401 (RFC 6750 §3).
 const wwwAuthenticate = `Bearer realm="dispatcher"`
@@ -35,50 +20,52 @@ const wwwAuthenticate = `Bearer realm="dispatcher"`
 // only their SHA-256 digests, so that every comparison is over 32 bytes and
 // takes the same time whatever the length or content of the token sent.
 type authenticator struct {
-	admin, client [][sha256.Size]byte
+	env []Token   // Options.AdminTokens and ClientTokens: unscoped, unlimited
+	set *TokenSet // Options.Tokens; nil: none
 }
 
 // newAuthenticator returns the authenticator of the given tokens, or nil
-// when there are none: the API is then open. It panics on an empty token,
-// which the configuration must have rejected.
-func newAuthenticator(admin, client []string) *authenticator {
-	if len(admin)+len(client) == 0 {
+// when there are none and no set: the API is then open. A set, even one
+// holding no token, secures the API. It panics on an empty token, which
+// the configuration must have rejected.
+func newAuthenticator(admin, client []string, set *TokenSet) *authenticator {
+	if len(admin)+len(client) == 0 && set == nil {
 		return nil
 	}
-	digests := func(tokens []string) [][sha256.Size]byte {
-		out := make([][sha256.Size]byte, len(tokens))
+	a := &authenticator{set: set}
+	add := func(tokens []string, r Role) {
 		for i, t := range tokens {
 			if t == "" {
 				panic("api: an empty bearer token in Options")
 			}
-			out[i] = sha256.Sum256([]byte(t))
+			a.env = append(a.env, Token{Name: fmt.Sprintf("env:%s:%d", r, i+1), SHA256: sha256.Sum256([]byte(t)), Role: r})
 		}
-		return out
 	}
-	return &authenticator{admin: digests(admin), client: digests(client)}
+	// Admin tokens first: a token configured in both roles is admin.
+	add(admin, RoleAdmin)
+	add(client, RoleClient)
+	return a
 }
 
-// roleOf returns the role of token. It compares the token's digest with
-// every configured digest, in constant time and without stopping at a
-// match, so the time taken tells nothing about which token matched. A token
-// configured in both roles is admin.
-func (a *authenticator) roleOf(token string) role {
+// lookup returns the configured token that token is, nil if none. It
+// compares the token's digest with every configured digest, in constant
+// time and without stopping at a match, so the time taken tells nothing
+// about which token matched. The environment's tokens come first.
+func (a *authenticator) lookup(token string) *Token {
 	d := sha256.Sum256([]byte(token))
-	match := func(set [][sha256.Size]byte) int {
-		m := 0
+	var found *Token
+	scan := func(set []Token) {
 		for i := range set {
-			m |= subtle.ConstantTimeCompare(d[:], set[i][:])
+			if subtle.ConstantTimeCompare(d[:], set[i].SHA256[:]) == 1 && found == nil {
+				found = &set[i]
+			}
 		}
-		return m
 	}
-	isAdmin, isClient := match(a.admin), match(a.client)
-	switch {
-	case isAdmin == 1:
-		return roleAdmin
-	case isClient == 1:
-		return roleClient
+	scan(a.env)
+	if a.set != nil {
+		scan(a.set.load())
 	}
-	return roleNone
+	return found
 }
 
 // bearerToken returns the token of an "Authorization: Bearer <token>"
@@ -97,37 +84,118 @@ func bearerToken(r *http.Request) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
+// Reasons a request with a token is refused, as the metrics and the log
+// name them.
+const (
+	deniedUnauthorized = "unauthorized" // no token, or an unknown one: 401
+	deniedForbidden    = "forbidden"    // a role or scope too small for the route: 403
+	deniedHiddenPool   = "hidden-pool"  // a pool outside the token's patterns: 404
+	deniedRateLimited  = "rate-limited" // over the token's ratePerSec: 429
+	deniedLimiterDown  = "limiter-down" // the limiter failed and fails closed: 503
+)
+
 // require returns a middleware that lets a request through only with a
-// token of role want or higher: 401 (with a WWW-Authenticate challenge)
-// without a token or with an unknown one, 403 with a token of a lower role.
+// known token of role want or higher, within its rate, and on a pool its
+// patterns match, in that order:
+//   - 401 (with a WWW-Authenticate challenge) without a token or with an
+//     unknown one;
+//   - 429 over the token's ratePerSec (see limit), counted before the
+//     checks below, so that a token that keeps knocking on what it may not
+//     use is held back too;
+//   - 403 with a token of a lower role;
+//   - 404 pool-not-found for a pool the token may not see, exactly as for
+//     a pool that does not exist, before any store read.
+//
 // Without configured tokens it lets every request through. Problem details
 // never include the token.
-func (s *server) require(want role) func(http.Handler) http.Handler {
+func (s *server) require(want Role) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if s.auth == nil {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			info := infoOf(r)
 			token, sent := bearerToken(r)
 			if !sent {
+				info.deny(s, "", deniedUnauthorized)
 				w.Header().Set("WWW-Authenticate", wwwAuthenticate)
 				s.writeError(w, r, fmt.Errorf("%w: this route needs an Authorization: Bearer header", errUnauthorized))
 				return
 			}
-			got := roleNone
+			var tok *Token
 			if token != "" {
-				got = s.auth.roleOf(token)
+				tok = s.auth.lookup(token)
 			}
-			if got == roleNone {
+			if tok == nil {
+				info.deny(s, "", deniedUnauthorized)
 				w.Header().Set("WWW-Authenticate", wwwAuthenticate+`, error="invalid_token"`)
 				s.writeError(w, r, fmt.Errorf("%w: the bearer token is not valid", errUnauthorized))
 				return
 			}
-			if got < want {
-				s.writeError(w, r, fmt.Errorf("%w: this route needs the %s role; the token has the %s role", errForbidden, want, got))
+			info.token = tok
+			s.metrics.auth.tokenRequest(tok.Name)
+			if err := s.limit(r, tok); err != nil {
+				s.writeError(w, r, err)
 				return
+			}
+			if tok.Role < want {
+				info.deny(s, tok.Name, deniedForbidden)
+				s.writeError(w, r, fmt.Errorf("%w: this route needs the %s role; the token has the %s role", errForbidden, want, tok.Role))
+				return
+			}
+			if chi.URLParam(r, "pool") != "" {
+				// An invalid name goes on to its 400, which a pool that
+				// does not exist gets too, without a store read.
+				if pool := pathID(r, "pool"); dispatch.IDPattern.MatchString(pool) && !tok.sees(pool) {
+					info.deny(s, tok.Name, deniedHiddenPool)
+					s.writeError(w, r, hiddenPool(pool))
+					return
+				}
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// hiddenPool is the error of a pool the token may not see: word for word
+// the one the stores return for a pool that does not exist.
+func hiddenPool(name string) error {
+	return fmt.Errorf("%w: pool %q", dispatch.ErrPoolNotFound, name)
+}
+
+// unscoped lets a request through only with a token that sees every pool
+// (or on an open API): 403 for a scoped one. /metrics takes it, as its
+// labels name every busy pool.
+func (s *server) unscoped(next http.Handler) http.Handler {
+	if s.auth == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := infoOf(r)
+		if tok := info.token; tok != nil && tok.scoped() {
+			info.deny(s, tok.Name, deniedForbidden)
+			s.writeError(w, r, fmt.Errorf("%w: this route needs a token that is not scoped to pools; token %q sees only %s",
+				errForbidden, tok.Name, strings.Join(quoteAll(tok.Pools), ", ")))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = strconv.Quote(v)
+	}
+	return out
+}
+
+// visible returns the filter of the pools the request's token may see, nil
+// for all of them.
+func visible(r *http.Request) func(string) bool {
+	tok := infoOf(r).token
+	if tok == nil || !tok.scoped() {
+		return nil
+	}
+	return tok.sees
 }

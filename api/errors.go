@@ -23,6 +23,7 @@ var (
 	errTooDeep          = errors.New("JSON nested too deeply")
 	errUnauthorized     = errors.New("unauthorized")
 	errForbidden        = errors.New("forbidden")
+	errRateLimited      = errors.New("rate limited")
 )
 
 // problemType is one kind of problem: the error it answers, its status and
@@ -79,6 +80,8 @@ var problemTypes = []problemType{
 	{dispatch.ErrInvalidReason, http.StatusUnprocessableEntity, "invalid-reason", "Invalid failure reason"},
 	{dispatch.ErrIdempotencyMismatch, http.StatusUnprocessableEntity, "idempotency-mismatch", "Idempotency-Key reused with another request"},
 	{dispatch.ErrTooExpensive, http.StatusUnprocessableEntity, "too-expensive", "Batch too expensive for the strategy"},
+
+	{errRateLimited, http.StatusTooManyRequests, "rate-limited", "Too many requests"},
 
 	// A client that went away: no one reads the answer, but the access log
 	// and the metrics count it as the client's doing, not as a failure of

@@ -47,6 +47,7 @@ type Metrics struct {
 	// health counts changes of Scale health, moved orders moved, and
 	// dropped the changes a pool's journal dropped unreported.
 	health, moved, dropped *prometheus.CounterVec
+	auth                   *authMetrics
 }
 
 // NewRegistry returns a registry holding the Go runtime and process
@@ -116,8 +117,9 @@ func NewMetrics(reg *prometheus.Registry, maxPools int) *Metrics {
 			Name: "dispatcher_scale_health_changes_dropped_total",
 			Help: "Changes of Scale health that a pool's journal dropped before any replica reported them, by pool.",
 		}, []string{"pool"}),
+		auth: newAuthMetrics(),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.durations, m.orders, m.batches, m.batchSize, m.coalesced, m.health, m.moved, m.dropped} {
+	for _, c := range append([]prometheus.Collector{m.requests, m.durations, m.orders, m.batches, m.batchSize, m.coalesced, m.health, m.moved, m.dropped}, m.auth.collectors()...) {
 		if err := reg.Register(c); err != nil {
 			panic("api: NewMetrics: " + err.Error())
 		}

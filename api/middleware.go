@@ -22,11 +22,13 @@ func echoRequestID(next http.Handler) http.Handler {
 }
 
 // observe logs one line per request (method, route pattern, status,
-// duration and request id; 5xx at level error) and counts it in the
-// metrics. Neither shows the path's ids nor any header.
+// duration, request id, the name of the token and why it was refused, if
+// it was; 5xx at level error) and counts it in the metrics. Neither shows
+// the path's ids, any header, a token or a token's digest.
 func (s *server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		r, info := withInfo(r)
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		next.ServeHTTP(ww, r)
 		took := time.Since(start)
@@ -40,12 +42,20 @@ func (s *server) observe(next http.Handler) http.Handler {
 		if status >= 500 {
 			level = slog.LevelError
 		}
-		s.log.LogAttrs(r.Context(), level, "request",
+		attrs := []slog.Attr{
 			slog.String("method", r.Method),
 			slog.String("route", route),
 			slog.Int("status", status),
 			slog.Duration("duration", took),
-			slog.String("request_id", middleware.GetReqID(r.Context())))
+			slog.String("request_id", middleware.GetReqID(r.Context())),
+		}
+		if name := info.tokenName(); name != "" {
+			attrs = append(attrs, slog.String("token", name))
+		}
+		if info.denied != "" {
+			attrs = append(attrs, slog.String("denied", info.denied))
+		}
+		s.log.LogAttrs(r.Context(), level, "request", attrs...)
 	})
 }
 

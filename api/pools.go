@@ -107,12 +107,13 @@ func (s *server) getPool(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// listPools answers one page of pools.
+// listPools answers one page of the pools the token may see.
 func (s *server) listPools(w http.ResponseWriter, r *http.Request) error {
 	p, err := page(r)
 	if err != nil {
 		return err
 	}
+	p.Match = visible(r)
 	pools, next, err := s.svc.ListPools(r.Context(), p)
 	if err != nil {
 		return err

@@ -67,6 +67,9 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if pt.status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
+	if rl, ok := errors.AsType[*rateLimitedError](err); ok {
+		w.Header().Set("Retry-After", rl.retryAfterSeconds())
+	}
 	writeBody(w, pt.status, "application/problem+json", p)
 }
 

@@ -33,8 +33,21 @@ type Options struct {
 	RequestTimeout time.Duration
 	// AdminTokens and ClientTokens are the bearer tokens of the two roles
 	// (DESIGN §6); several per role allow rotation. A token in both is
-	// admin. With none at all, every route is open to anyone.
+	// admin. They see every pool and have no rate limit. With none at all
+	// and no Tokens, every route is open to anyone.
 	AdminTokens, ClientTokens []string
+	// Tokens, if set, holds further tokens, known by their digests, each
+	// with a name, a role, the pools it may see and a rate limit (DESIGN
+	// §11); replacing its contents takes effect with the next request.
+	// Set, it secures the API even while it holds no token.
+	Tokens *TokenSet
+	// Limiter holds the tokens with a RatePerSec to their rate (default: a
+	// LocalLimiter, for one process).
+	Limiter Limiter
+	// RateLimitFailClosed answers 503 when the Limiter fails; unset, the
+	// request goes on unlimited (fails open). Either way the failure is
+	// logged and counted.
+	RateLimitFailClosed bool
 	// Metrics receives the API's metrics and is served at GET /metrics
 	// (default: NewMetrics(NewRegistry(), DefaultMaxPoolLabels)). Pass one
 	// to serve the collectors of other packages on the same endpoint.
@@ -53,10 +66,13 @@ type server struct {
 	maxBody int64
 	timeout time.Duration
 	auth    *authenticator // nil: open
-	metrics *Metrics
-	log     *slog.Logger
-	spec    []byte
-	mux     *chi.Mux
+	limiter Limiter
+	// failClosed refuses requests while the limiter fails.
+	failClosed bool
+	metrics    *Metrics
+	log        *slog.Logger
+	spec       []byte
+	mux        *chi.Mux
 }
 
 // New returns the HTTP handler of the v1 API over svc. It panics if svc is
@@ -77,15 +93,20 @@ func New(svc *dispatch.Service, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Limiter == nil {
+		opts.Limiter = NewLocalLimiter(nil)
+	}
 	s := &server{
-		svc:     svc,
-		maxBody: opts.MaxBody,
-		timeout: opts.RequestTimeout,
-		auth:    newAuthenticator(opts.AdminTokens, opts.ClientTokens),
-		metrics: opts.Metrics,
-		log:     opts.Logger,
-		spec:    opts.Spec,
-		mux:     chi.NewRouter(),
+		svc:        svc,
+		maxBody:    opts.MaxBody,
+		timeout:    opts.RequestTimeout,
+		auth:       newAuthenticator(opts.AdminTokens, opts.ClientTokens, opts.Tokens),
+		limiter:    opts.Limiter,
+		failClosed: opts.RateLimitFailClosed,
+		metrics:    opts.Metrics,
+		log:        opts.Logger,
+		spec:       opts.Spec,
+		mux:        chi.NewRouter(),
 	}
 	s.routes()
 	return s.mux
@@ -110,7 +131,7 @@ func (s *server) routes() {
 
 	// Clients (and admins): dispatch, complete, cancel and read.
 	r.Group(func(r chi.Router) {
-		r.Use(s.require(roleClient))
+		r.Use(s.require(RoleClient))
 		r.Get("/v1/pools", s.v1(s.listPools, "limit", "cursor"))
 		r.Get("/v1/pools/{pool}", s.v1(s.getPool))
 		r.Get("/v1/pools/{pool}/scales", s.v1(s.listScales, "limit", "cursor"))
@@ -132,18 +153,20 @@ func (s *server) routes() {
 	// Admins only: create, change and remove pools and Scales, and read the
 	// metrics. /metrics is not open although scrapers would find that
 	// simplest: its labels name every busy pool (tenants, regions) with its
-	// traffic, which nobody without a token may list through /v1 either.
+	// traffic, which nobody without a token may list through /v1 either;
+	// for the same reason an admin token scoped to some pools may not read
+	// it.
 	// Prometheus sends a bearer token natively (authorization:
 	// credentials_file); give it an admin token of its own, revocable
 	// without touching the others.
 	r.Group(func(r chi.Router) {
-		r.Use(s.require(roleAdmin))
+		r.Use(s.require(RoleAdmin))
 		r.Put("/v1/pools/{pool}", s.v1(s.putPool))
 		r.Delete("/v1/pools/{pool}", s.v1(s.deletePool))
 		r.Put("/v1/pools/{pool}/scales/{compId}", s.v1(s.putScale))
 		r.Delete("/v1/pools/{pool}/scales/{compId}", s.v1(s.deleteScale, "force"))
 		r.Post("/v1/pools/{pool}/scales/{compId}/reassign", s.v1(s.reassignScale))
-		r.Method(http.MethodGet, "/metrics", s.metrics.handler(s.log))
+		r.With(s.unscoped).Method(http.MethodGet, "/metrics", s.metrics.handler(s.log))
 	})
 }
 

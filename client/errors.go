@@ -51,6 +51,7 @@ const (
 	ProblemInvalidReason       ProblemType = "invalid-reason"         // 422
 	ProblemIdempotencyMismatch ProblemType = "idempotency-mismatch"   // 422
 	ProblemTooExpensive        ProblemType = "too-expensive"          // 422
+	ProblemRateLimited         ProblemType = "rate-limited"           // 429
 	ProblemClientClosedRequest ProblemType = "client-closed-request"  // 499
 	ProblemInternal            ProblemType = "internal"               // 500
 	ProblemUnavailable         ProblemType = "unavailable"            // 503
@@ -82,6 +83,7 @@ var (
 	ErrOutOfRange          = &Error{Type: ProblemOutOfRange}
 	ErrIdempotencyMismatch = &Error{Type: ProblemIdempotencyMismatch}
 	ErrTooExpensive        = &Error{Type: ProblemTooExpensive}
+	ErrRateLimited         = &Error{Type: ProblemRateLimited}
 	ErrUnavailable         = &Error{Type: ProblemUnavailable}
 	ErrOutcomeUnknown      = &Error{Type: ProblemOutcomeUnknown}
 )

@@ -82,7 +82,7 @@ func checkDockerfile(b *bundle) []string {
 		ps = append(ps, fmt.Sprintf("Dockerfile: final stage: got FROM %s, want distroless or scratch", img))
 	}
 
-	var user, expose, entrypoint, labels string
+	var user, expose, entrypoint, labels, healthcheck string
 	var args, builds []string
 	for _, in := range ins {
 		if in.stage != final {
@@ -98,6 +98,8 @@ func checkDockerfile(b *bundle) []string {
 			expose += " " + in.args
 		case "ENTRYPOINT":
 			entrypoint = in.args
+		case "HEALTHCHECK":
+			healthcheck = in.args
 		case "LABEL":
 			labels += " " + in.args
 		case "ARG":
@@ -124,6 +126,11 @@ func checkDockerfile(b *bundle) []string {
 	}
 	if !strings.HasPrefix(entrypoint, "[") {
 		ps = append(ps, fmt.Sprintf("Dockerfile: final stage ENTRYPOINT: got %q, want the binary in exec form", entrypoint))
+	}
+	// compose.yaml sets no health check for the replicas: it relies on this
+	// one, which must run without a shell.
+	if _, cmd, _ := strings.Cut(healthcheck, "CMD "); !strings.HasPrefix(strings.TrimSpace(cmd), `["/dispatcher", "probe"`) {
+		ps = append(ps, fmt.Sprintf("Dockerfile: final stage HEALTHCHECK: got %q, want CMD [\"/dispatcher\", \"probe\", …] (exec form: no shell in the image)", healthcheck))
 	}
 	found := map[string]string{}
 	for _, m := range ociLabel.FindAllStringSubmatch(labels, -1) {

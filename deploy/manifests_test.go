@@ -22,10 +22,8 @@ type check struct {
 var checks = []check{
 	{"documents", checkDocuments},
 	{"kustomization", checkKustomization},
-	{"replicas", checkReplicas},
 	{"selectors", checkSelectors},
 	{"probes", checkProbes},
-	{"resources", checkResources},
 	{"security", checkSecurity},
 	{"shutdown", checkShutdown},
 	{"topology", checkTopology},
@@ -35,7 +33,6 @@ var checks = []check{
 	{"secret example", checkSecretExample},
 	{"pdb", checkPDB},
 	{"hpa", checkHPA},
-	{"images", checkImages},
 	{"redis example", checkRedisExample},
 	{"compose replicas", checkComposeReplicas},
 	{"compose dispatcher", checkComposeDispatcher},
@@ -112,31 +109,12 @@ func checkKustomization(b *bundle) []string {
 	return ps
 }
 
-func checkReplicas(b *bundle) []string {
-	if r := b.deployment.Spec.Replicas; r == nil || *r < 2 {
-		return []string{fmt.Sprintf("Deployment %s: spec.replicas: got %s, want ≥ 2", b.deployment.Metadata.Name, intString(r))}
-	}
-	return nil
-}
-
 func checkSelectors(b *bundle) []string {
 	var ps []string
-	d := b.deployment
-	pods := d.Spec.Template.Metadata.Labels
-	if !selects(d.Spec.Selector.MatchLabels, pods) {
-		ps = append(ps, fmt.Sprintf("Deployment %s: spec.selector: got %v, want a subset of the pod labels %v", d.Metadata.Name, d.Spec.Selector.MatchLabels, pods))
-	}
-	if !selects(b.service.Spec.Selector, pods) {
-		ps = append(ps, fmt.Sprintf("Service %s: spec.selector: got %v, want a subset of the pod labels %v", b.service.Metadata.Name, b.service.Spec.Selector, pods))
-	}
-	if !selects(b.pdb.Spec.Selector.MatchLabels, pods) {
-		ps = append(ps, fmt.Sprintf("PodDisruptionBudget %s: spec.selector: got %v, want a subset of the pod labels %v", b.pdb.Metadata.Name, b.pdb.Spec.Selector.MatchLabels, pods))
-	}
-	ref := b.hpa.Spec.ScaleTargetRef
-	if ref.APIVersion != "apps/v1" || ref.Kind != "Deployment" || ref.Name != d.Metadata.Name {
-		ps = append(ps, fmt.Sprintf("HorizontalPodAutoscaler %s: scaleTargetRef: got %s %s %s, want apps/v1 Deployment %s", b.hpa.Metadata.Name, ref.APIVersion, ref.Kind, ref.Name, d.Metadata.Name))
-	}
-	ports := containerPorts(d.Spec.Template.Spec.Containers)
+	// Which pods the Deployment, the Service, the PodDisruptionBudget and
+	// the HorizontalPodAutoscaler select, kube-score checks (make vet);
+	// not the ports.
+	ports := containerPorts(b.deployment.Spec.Template.Spec.Containers)
 	if len(b.service.Spec.Ports) == 0 {
 		ps = append(ps, fmt.Sprintf("Service %s: ports: got none, want 8080", b.service.Metadata.Name))
 	}
@@ -184,23 +162,6 @@ func checkProbes(b *bundle) []string {
 				ps = append(ps, fmt.Sprintf("container %s: %s: got httpGet %s, want httpGet %s", c.Name, want.name, p.HTTPGet.Path, want.path))
 			case !slices.Contains(ports, fmt.Sprint(p.HTTPGet.Port)):
 				ps = append(ps, fmt.Sprintf("container %s: %s port: got %v, want one of %v", c.Name, want.name, p.HTTPGet.Port, ports))
-			}
-		}
-	}
-	return ps
-}
-
-func checkResources(b *bundle) []string {
-	var ps []string
-	for _, c := range b.deployment.Spec.Template.Spec.Containers {
-		for _, r := range []struct {
-			kind   string
-			values map[string]any
-		}{{"requests", c.Resources.Requests}, {"limits", c.Resources.Limits}} {
-			for _, name := range []string{"cpu", "memory"} {
-				if v, ok := r.values[name]; !ok || fmt.Sprint(v) == "" {
-					ps = append(ps, fmt.Sprintf("container %s: resources.%s.%s: got none, want a value", c.Name, r.kind, name))
-				}
 			}
 		}
 	}
@@ -262,7 +223,7 @@ func checkPDB(b *bundle) []string {
 	minAvail, maxUnavail := p.Spec.MinAvailable, p.Spec.MaxUnavailable
 	switch {
 	case minAvail == nil && maxUnavail == nil:
-		return []string{fmt.Sprintf("PodDisruptionBudget %s: got neither minAvailable nor maxUnavailable, want one", p.Metadata.Name)}
+		return nil // kube-score's poddisruptionbudget-has-policy (make vet)
 	case minAvail != nil && maxUnavail != nil:
 		return []string{fmt.Sprintf("PodDisruptionBudget %s: got both minAvailable and maxUnavailable, want one", p.Metadata.Name)}
 	case maxUnavail != nil:
@@ -288,9 +249,8 @@ func checkHPA(b *bundle) []string {
 	if h.APIVersion != "autoscaling/v2" {
 		ps = append(ps, fmt.Sprintf("HorizontalPodAutoscaler %s: apiVersion: got %s, want autoscaling/v2", h.Metadata.Name, h.APIVersion))
 	}
-	if m := h.Spec.MinReplicas; m == nil || *m < 2 {
-		ps = append(ps, fmt.Sprintf("HorizontalPodAutoscaler %s: minReplicas: got %s, want ≥ 2", h.Metadata.Name, intString(m)))
-	} else if h.Spec.MaxReplicas < *m {
+	// minReplicas ≥ 2: kube-score's horizontalpodautoscaler-replicas.
+	if m := h.Spec.MinReplicas; m != nil && h.Spec.MaxReplicas < *m {
 		ps = append(ps, fmt.Sprintf("HorizontalPodAutoscaler %s: maxReplicas: got %d, want ≥ minReplicas %d", h.Metadata.Name, h.Spec.MaxReplicas, *m))
 	}
 	cpu := false
@@ -302,18 +262,6 @@ func checkHPA(b *bundle) []string {
 	}
 	if !cpu {
 		ps = append(ps, fmt.Sprintf("HorizontalPodAutoscaler %s: metrics: got no CPU utilization target, want one", h.Metadata.Name))
-	}
-	return ps
-}
-
-func checkImages(b *bundle) []string {
-	var ps []string
-	for _, spec := range []podSpec{b.deployment.Spec.Template.Spec, b.redis.Spec.Template.Spec} {
-		for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
-			if p := unpinned(c.Image); p != "" {
-				ps = append(ps, "container "+c.Name+": "+p)
-			}
-		}
 	}
 	return ps
 }

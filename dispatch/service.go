@@ -15,8 +15,8 @@ type Config struct {
 	// MaxCost caps eligible Scales × orders per call for the strategies that
 	// cost O(N) per order (default 10^7).
 	MaxCost int64
-	// IdempotencyTTL is how long an Idempotency-Key is remembered (default
-	// and minimum 24h).
+	// IdempotencyTTL is how long an Idempotency-Key, and the batch it
+	// replays, are remembered (default DefaultIdempotencyTTL).
 	IdempotencyTTL time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -70,7 +70,7 @@ func NewService(store Store, cfg Config) *Service {
 	if cfg.CoalesceCalls <= 0 {
 		cfg.CoalesceCalls = DefaultCoalesceCalls
 	}
-	if cfg.IdempotencyTTL < DefaultIdempotencyTTL {
+	if cfg.IdempotencyTTL <= 0 {
 		cfg.IdempotencyTTL = DefaultIdempotencyTTL
 	}
 	if cfg.Now == nil {

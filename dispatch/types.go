@@ -160,4 +160,9 @@ type Table struct {
 type Page struct {
 	Cursor string
 	Limit  int
+	// Match, if set, narrows ListPools to the pools whose name it accepts
+	// (a token scoped to some pools): the others are skipped before their
+	// records are read, and the page still holds up to Limit pools, with
+	// a cursor that is the name of the last one. Other lists ignore it.
+	Match func(name string) bool
 }

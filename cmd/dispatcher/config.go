@@ -24,6 +24,9 @@ type config struct {
 	MaxBatch  int
 	MaxBody   int64
 	Retention time.Duration
+	// IdempotencyTTL is how long an Idempotency-Key and its batch are kept
+	// for replays (dispatch.Config.IdempotencyTTL).
+	IdempotencyTTL time.Duration
 	// ShutdownTimeout bounds how long in-flight requests may drain.
 	ShutdownTimeout time.Duration
 	// RequestTimeout bounds each request's store calls (api.Options).
@@ -34,6 +37,19 @@ type config struct {
 	// AdminTokens and ClientTokens are the bearer tokens of the two roles;
 	// none at all runs the API open. They print as their count only.
 	AdminTokens, ClientTokens tokenList
+	// TokensFile is DISPATCHER_TOKENS_FILE: tokens by digest, with names,
+	// roles, pool patterns and rates (DESIGN §11), loaded into FileTokens
+	// at start-up and again on SIGHUP and whenever its content changes,
+	// which is checked every TokensCheckInterval.
+	TokensFile          string
+	FileTokens          fileTokens
+	TokensCheckInterval time.Duration
+	// FileTokensSum is the digest of the tokens file as loaded.
+	FileTokensSum [32]byte
+	// RateLimitOnError is what a request of a rate-limited token gets when
+	// the limiter fails (Redis unreachable): "open" lets it through
+	// unlimited, "closed" answers 503.
+	RateLimitOnError string
 	// MetricsMaxPools caps the distinct pool label values of the metrics.
 	MetricsMaxPools int
 	// RedisWaitReplicas, if positive, is how many Redis replicas must
@@ -69,21 +85,24 @@ const maxHeaderBytes = 64 << 10
 
 func defaultConfig() config {
 	return config{
-		Addr:              ":8080",
-		RedisMode:         "single",
-		MaxBatch:          10000,
-		MaxBody:           4 << 20,
-		Retention:         24 * time.Hour,
-		ShutdownTimeout:   20 * time.Second,
-		RequestTimeout:    10 * time.Second,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MetricsMaxPools:   100,
-		RedisWaitTimeout:  redis.DefaultWaitTimeout,
-		Coalesce:          true,
-		CoalesceCalls:     dispatch.DefaultCoalesceCalls,
+		Addr:                ":8080",
+		RedisMode:           "single",
+		MaxBatch:            10000,
+		MaxBody:             4 << 20,
+		Retention:           24 * time.Hour,
+		IdempotencyTTL:      dispatch.DefaultIdempotencyTTL,
+		ShutdownTimeout:     20 * time.Second,
+		RequestTimeout:      10 * time.Second,
+		ReadHeaderTimeout:   5 * time.Second,
+		ReadTimeout:         30 * time.Second,
+		WriteTimeout:        60 * time.Second,
+		IdleTimeout:         120 * time.Second,
+		MetricsMaxPools:     100,
+		TokensCheckInterval: time.Second,
+		RateLimitOnError:    "open",
+		RedisWaitTimeout:    redis.DefaultWaitTimeout,
+		Coalesce:            true,
+		CoalesceCalls:       dispatch.DefaultCoalesceCalls,
 	}
 }
 
@@ -101,6 +120,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
   dispatcher [flags]             serve the API (each flag also reads its DISPATCHER_ variable)
   dispatcher probe [flags]       check a running service's health (dispatcher probe -h)
   dispatcher simulate [flags]    compare the strategies on one workload (dispatcher simulate -h)
+  dispatcher token -name NAME    make a token and its line for DISPATCHER_TOKENS_FILE (dispatcher token -h)
 
 Flags:
 `)
@@ -169,7 +189,8 @@ Flags:
 	body := byteSize(c.MaxBody)
 	fromEnv("max-body", "MAX_BODY", body.Set)
 	fs.Var(&body, "max-body", "request body limit, e.g. 4MiB (env DISPATCHER_MAX_BODY)")
-	dur(&c.Retention, "order-retention", "ORDER_RETENTION", "how long completed and cancelled orders stay queryable")
+	dur(&c.Retention, "order-retention", "ORDER_RETENTION", "how long completed and cancelled orders, and batches without an Idempotency-Key, stay queryable")
+	dur(&c.IdempotencyTTL, "idempotency-ttl", "IDEMPOTENCY_TTL", "how long an Idempotency-Key and its batch are kept for replays")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "how long in-flight requests may drain on SIGTERM")
 	dur(&c.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "deadline of each request's store calls; past it the answer is 503")
 	dur(&c.ReadHeaderTimeout, "read-header-timeout", "READ_HEADER_TIMEOUT", "time to read a request's headers")
@@ -192,6 +213,9 @@ Flags:
 	var adminFile, clientFile string
 	str(&adminFile, "admin-tokens-file", "ADMIN_TOKENS_FILE", "file of admin bearer tokens, one a line or comma-separated; DISPATCHER_ADMIN_TOKENS gives them inline instead")
 	str(&clientFile, "client-tokens-file", "CLIENT_TOKENS_FILE", "file of client bearer tokens, one a line or comma-separated; DISPATCHER_CLIENT_TOKENS gives them inline instead")
+	str(&c.TokensFile, "tokens-file", "TOKENS_FILE", "JSON file of tokens by sha256 digest, with name, role, pools and ratePerSec; reloaded on SIGHUP and when it changes (dispatcher token makes entries)")
+	dur(&c.TokensCheckInterval, "tokens-check-interval", "TOKENS_CHECK_INTERVAL", "how often the tokens file is read to see whether it changed")
+	str(&c.RateLimitOnError, "rate-limit-on-error", "RATE_LIMIT_ON_ERROR", "when the rate limiter fails (Redis down): open lets requests through unlimited, closed answers 503")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -224,6 +248,11 @@ Flags:
 	if c.ClientTokens, err = loadTokens("CLIENT_TOKENS", env("CLIENT_TOKENS"), clientFile); err != nil {
 		errs = append(errs, err)
 	}
+	if c.TokensFile != "" {
+		if c.FileTokens, c.FileTokensSum, err = loadTokensFile(c.TokensFile, envDigests(c.AdminTokens, c.ClientTokens)); err != nil {
+			errs = append(errs, fmt.Errorf("DISPATCHER_TOKENS_FILE %s: %w", c.TokensFile, err))
+		}
+	}
 	v := c
 	if urlErr != nil {
 		v.RedisURL = "(unread)" // its error is listed; no check that needs a URL adds another
@@ -253,6 +282,9 @@ func (c config) Validate() error {
 	}
 	if c.Retention <= 0 {
 		errs = append(errs, fmt.Errorf("order retention %s: want a positive duration", c.Retention))
+	}
+	if c.IdempotencyTTL <= 0 {
+		errs = append(errs, fmt.Errorf("idempotency TTL %s: want a positive duration", c.IdempotencyTTL))
 	}
 	for _, d := range []struct {
 		name string
@@ -291,6 +323,12 @@ func (c config) Validate() error {
 	}
 	if c.RedisURL == "" && (c.RedisCAFile != "" || c.RedisCertFile != "" || c.RedisKeyFile != "") {
 		errs = append(errs, errors.New("redis TLS files: need DISPATCHER_REDIS_URL; without it the service runs on the embedded store"))
+	}
+	if c.TokensCheckInterval < 10*time.Millisecond {
+		errs = append(errs, fmt.Errorf("tokens check interval %s: want at least 10ms", c.TokensCheckInterval))
+	}
+	if c.RateLimitOnError != "open" && c.RateLimitOnError != "closed" {
+		errs = append(errs, fmt.Errorf("rate limit on error %q: want open or closed", c.RateLimitOnError))
 	}
 	if c.MetricsMaxPools < 0 || c.MetricsMaxPools > 10000 {
 		errs = append(errs, fmt.Errorf("metrics max pools %d: want 0 to 10000", c.MetricsMaxPools))

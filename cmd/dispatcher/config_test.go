@@ -29,6 +29,7 @@ func TestParseConfigEnvThenFlags(t *testing.T) {
 		"DISPATCHER_MAX_BATCH":       "500",
 		"DISPATCHER_MAX_BODY":        "1MiB",
 		"DISPATCHER_ORDER_RETENTION": "2h",
+		"DISPATCHER_IDEMPOTENCY_TTL": "90m",
 	})
 	c, err := parseConfig([]string{"-addr", "127.0.0.1:9001", "-max-body", "2048"}, env, io.Discard)
 	if err != nil {
@@ -45,6 +46,9 @@ func TestParseConfigEnvThenFlags(t *testing.T) {
 	}
 	if c.Retention != 2*time.Hour {
 		t.Errorf("retention: got %s, want 2h", c.Retention)
+	}
+	if c.IdempotencyTTL != 90*time.Minute {
+		t.Errorf("idempotency TTL: got %s, want 90m from the environment", c.IdempotencyTTL)
 	}
 }
 
@@ -107,6 +111,8 @@ func TestParseConfigRejects(t *testing.T) {
 		{"body tiny", nil, []string{"-max-body", "10"}, "at least 1KiB"},
 		{"mode", map[string]string{"DISPATCHER_REDIS_MODE": "galaxy"}, nil, "redis mode"},
 		{"retention", map[string]string{"DISPATCHER_ORDER_RETENTION": "-1h"}, nil, "positive duration"},
+		{"idempotency TTL", nil, []string{"-idempotency-ttl", "0s"}, "idempotency TTL 0s: want a positive duration"},
+		{"idempotency TTL unit", map[string]string{"DISPATCHER_IDEMPOTENCY_TTL": "a day"}, nil, "DISPATCHER_IDEMPOTENCY_TTL"},
 		{"request timeout", nil, []string{"-request-timeout", "0s"}, "request timeout 0s"},
 		{"request timeout past write", map[string]string{"DISPATCHER_REQUEST_TIMEOUT": "1m"}, nil, "shorter than the write timeout"},
 		{"idle timeout", map[string]string{"DISPATCHER_IDLE_TIMEOUT": "soon"}, nil, "DISPATCHER_IDLE_TIMEOUT"},

@@ -39,14 +39,18 @@ func main() {
 // requests and closes the store.
 //
 // `dispatcher probe` instead checks a running service's health (see probe),
-// and `dispatcher simulate` compares the strategies on one workload (see
-// simulate).
+// `dispatcher simulate` compares the strategies on one workload (see
+// simulate), and `dispatcher token` makes a token and its line for the
+// tokens file (see newToken).
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "probe" {
 		return probe(ctx, args[1:], getenv, stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "simulate" {
 		return simulate(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "token" {
+		return newToken(args[1:], cryptoRand, stdout, stderr)
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
@@ -57,28 +61,44 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// One registry for every package's metrics, served by the API at
 	// /metrics: the store's collectors join it through metrics.Registry().
 	metrics := api.NewMetrics(api.NewRegistry(), cfg.MetricsMaxPools)
-	store, closeStore, err := openStore(ctx, cfg, log, metrics)
+	store, limiter, closeStore, err := openStore(ctx, cfg, log, metrics)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
 
 	warnAuth(log, cfg)
+	var tokens *api.TokenSet
+	if cfg.TokensFile != "" {
+		if tokens, err = api.NewTokenSet(cfg.FileTokens); err != nil {
+			return fmt.Errorf("DISPATCHER_TOKENS_FILE: %w", err) // parseConfig has checked them
+		}
+		reloader := newTokenReloader(cfg.TokensFile, tokens, cfg.FileTokensSum,
+			envDigests(cfg.AdminTokens, cfg.ClientTokens), log, metrics.Registry())
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		go reloader.run(ctx, hup, cfg.TokensCheckInterval)
+	}
 	svc := dispatch.NewService(store, dispatch.Config{
 		MaxBatch:         cfg.MaxBatch,
+		IdempotencyTTL:   cfg.IdempotencyTTL,
 		NoCoalesce:       !cfg.Coalesce,
 		CoalesceCalls:    cfg.CoalesceCalls,
 		ObserveCoalesced: metrics.ObserveCoalesced,
 		Health:           metrics.HealthObserver(log),
 	})
 	handler := api.New(svc, api.Options{
-		MaxBody:        cfg.MaxBody,
-		RequestTimeout: cfg.RequestTimeout,
-		AdminTokens:    cfg.AdminTokens,
-		ClientTokens:   cfg.ClientTokens,
-		Metrics:        metrics,
-		Logger:         log,
-		Spec:           dispatcher.OpenAPI,
+		MaxBody:             cfg.MaxBody,
+		RequestTimeout:      cfg.RequestTimeout,
+		AdminTokens:         cfg.AdminTokens,
+		ClientTokens:        cfg.ClientTokens,
+		Tokens:              tokens,
+		Limiter:             limiter,
+		RateLimitFailClosed: cfg.RateLimitOnError == "closed",
+		Metrics:             metrics,
+		Logger:              log,
+		Spec:                dispatcher.OpenAPI,
 	})
 
 	// Open the listeners first so that a bad or busy address fails start-up.
@@ -101,8 +121,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "maxBatch", cfg.MaxBatch, "maxBody", cfg.MaxBody,
-		"orderRetention", cfg.Retention.String(), "requestTimeout", cfg.RequestTimeout.String(),
-		"auth", authSummary(cfg.AdminTokens, cfg.ClientTokens), "metricsMaxPools", cfg.MetricsMaxPools)
+		"orderRetention", cfg.Retention.String(), "idempotencyTTL", cfg.IdempotencyTTL.String(), "requestTimeout", cfg.RequestTimeout.String(),
+		"auth", authSummary(cfg.AdminTokens, cfg.ClientTokens, cfg.FileTokens), "metricsMaxPools", cfg.MetricsMaxPools)
 
 	// Scale health: this replica ticks over the pools once a second, as
 	// every replica does (DESIGN §8); it stops before the server drains.
@@ -140,10 +160,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // that no log level hides it (DESIGN §6: "says so loudly").
 func warnAuth(log *slog.Logger, cfg config) {
 	level := max(slog.LevelWarn, cfg.LogLevel)
+	fileAdmins := 0
+	for _, t := range cfg.FileTokens {
+		if t.Role == api.RoleAdmin {
+			fileAdmins++
+		}
+	}
 	switch {
+	case cfg.TokensFile != "" && len(cfg.AdminTokens)+fileAdmins == 0:
+		log.Log(context.Background(), level, "no admin token in DISPATCHER_ADMIN_TOKENS nor DISPATCHER_TOKENS_FILE: nobody may create, change or delete pools and Scales, nor read /metrics, until the file gives one")
+	case cfg.TokensFile != "":
 	case len(cfg.AdminTokens)+len(cfg.ClientTokens) == 0:
 		log.Log(context.Background(), level, "NO TOKENS CONFIGURED: the API is open; anyone who can reach it may dispatch, change and delete pools and read /metrics. "+
-			"Set DISPATCHER_ADMIN_TOKENS and DISPATCHER_CLIENT_TOKENS (or their _FILE variants)")
+			"Set DISPATCHER_ADMIN_TOKENS and DISPATCHER_CLIENT_TOKENS (or their _FILE variants), or DISPATCHER_TOKENS_FILE")
 	case len(cfg.AdminTokens) == 0:
 		log.Log(context.Background(), level, "no DISPATCHER_ADMIN_TOKENS: nobody may create, change or delete pools and Scales, nor read /metrics")
 	}

@@ -106,12 +106,17 @@ func validToken(t string) bool {
 }
 
 // authSummary describes the configured tokens for the start-up log: how
-// many of each role, never their values.
-func authSummary(admin, client tokenList) string {
-	if len(admin)+len(client) == 0 {
+// many of each role, and the names of the file's, never their values nor
+// digests.
+func authSummary(admin, client tokenList, file fileTokens) string {
+	if len(admin)+len(client)+len(file) == 0 {
 		return "open: no tokens"
 	}
-	return fmt.Sprintf("%d admin %s, %d client %s", len(admin), plural(len(admin), "token"), len(client), plural(len(client), "token"))
+	s := fmt.Sprintf("%d admin %s, %d client %s", len(admin), plural(len(admin), "token"), len(client), plural(len(client), "token"))
+	if len(file) > 0 {
+		s += ", file: " + file.String()
+	}
+	return s
 }
 
 func plural(n int, word string) string {

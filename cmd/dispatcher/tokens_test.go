@@ -118,7 +118,7 @@ func TestConfigMasksTokens(t *testing.T) {
 	if !strings.Contains(out.String(), "2 tokens") || !strings.Contains(out.String(), "1 token") {
 		t.Errorf("want the token counts:\n%s", out.String())
 	}
-	if got := authSummary(c.AdminTokens, c.ClientTokens); got != "2 admin tokens, 1 client token" {
+	if got := authSummary(c.AdminTokens, c.ClientTokens, nil); got != "2 admin tokens, 1 client token" {
 		t.Errorf("authSummary: got %q", got)
 	}
 }

@@ -58,7 +58,8 @@ func (s *stack) restart(tb testing.TB, name string) {
 }
 
 // TestStopDrains stops a replica with `podman stop` (SIGTERM, then SIGKILL
-// after compose.yaml's stop_grace_period) while every client sends its
+// after compose.yaml's stop_grace_period, which podman-compose 1.0.3 does
+// not pass on) while every client sends its
 // first attempts to it. The replica drains: it exits 0 within the grace
 // period, and every batch it acknowledged is recorded. Then it starts
 // again and serves.
@@ -71,7 +72,7 @@ func TestStopDrains(t *testing.T) {
 	l := startLoad(loadSpec{pool: "stop", prefix: "stop", workers: 6, orders: 5, targets: urls, primary: true})
 	l.waitAcked(t, 100, 2*time.Minute)
 	stopped := time.Now()
-	s.p.must(t, "stop", victim)
+	s.p.must(t, "stop", "--time", s.grace, victim)
 	took := time.Since(stopped)
 	l.retarget(urls[1:]...)
 	l.waitAcked(t, 50, 2*time.Minute) // on the other replicas
@@ -154,6 +155,7 @@ func TestKillLosesNothing(t *testing.T) {
 	// Applied, unanswered.
 	const key, body = "kill.unanswered", `{"orders":[{"id":"unanswered.o0"},{"id":"unanswered.o1"}]}`
 	victimURL := s.url(t, victim)
+	redisPid := s.info(t, s.redis).State.Pid
 	s.p.must(t, "pause", s.redis)
 	sent := make(chan error, 1)
 	go func() {
@@ -168,7 +170,15 @@ func TestKillLosesNothing(t *testing.T) {
 		}
 		sent <- err
 	}()
-	time.Sleep(time.Second) // the batch reaches the victim, which sends it to Redis and waits
+	// The batch reaches the victim, which sends it to Redis and waits: its
+	// bytes wait in the paused Redis's socket.
+	victimIP := s.info(t, victim).ip()
+	for deadline := time.Now().Add(10 * time.Second); !waitingOnRedis(t, redisPid)[victimIP]; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the batch sent to %s did not reach the paused Redis within 10s", victim)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	s.p.must(t, "kill", victim)
 	if err := <-sent; err == nil || strings.Contains(err.Error(), "unexpected status") {
 		t.Fatalf("the batch sent to %s before its SIGKILL: got %v, want no answer", victim, err)
@@ -178,6 +188,8 @@ func TestKillLosesNothing(t *testing.T) {
 	if status != http.StatusCreated || h.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("the retry on %s with key %s: got %d, Idempotent-Replayed %q, %s; want 201 replayed (Redis applied the batch the killed replica sent)",
 			s.replicas[2], key, status, h.Get("Idempotent-Replayed"), data)
+	} else {
+		t.Logf("a batch Redis applied for the killed %s: the retry with its key on %s got 201 Idempotent-Replayed", victim, s.replicas[2])
 	}
 	s.restart(t, victim)
 }
@@ -202,7 +214,7 @@ func TestRedisRestartKeepsOrders(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if _, err := s.p.run(ctx, "container", "exists", s.redis); err != nil {
-			_ = s.startRedis(ctx, s.redis)
+			_ = s.startRedis(ctx)
 		}
 	})
 	s.keepRunning(t, s.redis)
@@ -211,7 +223,7 @@ func TestRedisRestartKeepsOrders(t *testing.T) {
 	s.p.must(t, "rm", s.redis)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := s.startRedis(ctx, s.redis); err != nil {
+	if err := s.startRedis(ctx); err != nil {
 		t.Fatal(err)
 	}
 	l.waitAcked(t, 100, 2*time.Minute)

@@ -1,11 +1,11 @@
 //go:build image
 
 // Package imagetest_test builds the container image from deploy/Dockerfile
-// with podman and runs it as compose.yaml does: Redis with AOF and three
-// replicas. It needs root podman (it reaches the containers at their
-// network addresses) and the base images of the Dockerfile and
-// compose.yaml, pulled or made by ../shared/containers/bases.sh; .ci/run
-// sees to both. `make test` runs it once, after the other packages:
+// with podman and runs deploy/compose.yaml with podman-compose: Redis with
+// AOF, three replicas, nginx. It needs root podman (it reaches the
+// containers at their network addresses), podman-compose, and the base
+// images of the Dockerfile and compose.yaml, pulled or made by
+// ../shared/containers/bases.sh; .ci/run sees to all three. `make test` runs it once, after the other packages:
 //
 //	go test -tags image -count=1 -v ./deploy/imagetest/
 //
@@ -45,7 +45,10 @@ func TestMain(m *testing.M) {
 		if os.Getenv("DISPATCHER_IMAGETEST_KEEP") == "" {
 			st.teardown()
 		} else {
-			fmt.Printf("image suite: containers %s_* kept (DISPATCHER_IMAGETEST_KEEP)\n", prefix)
+			fmt.Printf("image suite: containers %s_* kept (DISPATCHER_IMAGETEST_KEEP), files in %s\n", project, st.dir)
+		}
+		for _, n := range st.notes {
+			fmt.Printf("image suite: %s\n", n)
 		}
 		fmt.Printf("image suite: %s in all: image build %s, stack start %s\n",
 			time.Since(start).Round(time.Second), st.built.Round(time.Second), st.started.Round(time.Second))

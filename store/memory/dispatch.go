@@ -41,11 +41,11 @@ func (p *pool) dispatch(req dispatch.DispatchRequest) (dispatch.Batch, bool, err
 		if rec, ok := p.batches[req.BatchID]; ok && rec.live(now) {
 			return cloneBatch(rec.batch), false, nil
 		}
-		if rec, ok := p.idem[req.IdempotencyKey]; ok && req.IdempotencyKey != "" && !now.After(rec.expires) {
+		if rec, ok := p.idem[req.IdempotencyKey]; ok && req.IdempotencyKey != "" && rec.live(now) {
 			if rec.fingerprint != req.Fingerprint {
 				return dispatch.Batch{}, false, errorf(dispatch.ErrIdempotencyMismatch, "Idempotency-Key %q was used with another request", req.IdempotencyKey)
 			}
-			return cloneBatch(rec.batch.batch), true, nil
+			return cloneBatch(rec.batch), true, nil
 		}
 	}
 	if err := p.checkOrders(req); err != nil {
@@ -71,14 +71,15 @@ func (p *pool) dispatch(req dispatch.DispatchRequest) (dispatch.Batch, bool, err
 	b.ID = req.BatchID
 	p.commit(pl, req)
 	p.state = state
-	rec := &batchRecord{batch: b, expires: now.Add(max(p.retention, req.IdempotencyTTL))}
+	// A batch without a key is kept for the retention, one with a key, and
+	// the key, for the key's window.
+	rec := &batchRecord{batch: b, expires: now.Add(p.retention)}
+	if req.IdempotencyKey != "" {
+		rec.key, rec.fingerprint, rec.expires = req.IdempotencyKey, req.Fingerprint, now.Add(req.IdempotencyTTL)
+		p.idem[rec.key] = rec
+	}
 	p.batches[b.ID] = rec
 	p.expireAt(rec.expires, rec)
-	if req.IdempotencyKey != "" {
-		ir := &idemRecord{key: req.IdempotencyKey, fingerprint: req.Fingerprint, batch: rec, expires: now.Add(req.IdempotencyTTL)}
-		p.idem[ir.key] = ir
-		p.expireAt(ir.expires, ir)
-	}
 	p.sweep(now)
 	return cloneBatch(b), false, nil
 }

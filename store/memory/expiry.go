@@ -26,27 +26,22 @@ func (o *order) live(now time.Time) bool {
 }
 
 // batchRecord is a batch as first answered, kept for GetBatch and for
-// retries with the same batch id.
+// retries with the same batch id, and its Idempotency-Key (key and the
+// fingerprint of the request it came with; none: "") for replays. The key
+// leaves with the batch.
 type batchRecord struct {
-	batch   dispatch.Batch
-	expires time.Time
+	batch            dispatch.Batch
+	expires          time.Time
+	key, fingerprint string
 }
 
 // live reports whether the batch is held at now: until its time has passed.
 func (r *batchRecord) live(now time.Time) bool { return !now.After(r.expires) }
 
-// idemRecord is an Idempotency-Key and the request it came with.
-type idemRecord struct {
-	key         string
-	fingerprint string
-	batch       *batchRecord
-	expires     time.Time
-}
-
 // expiryEntry says that rec leaves the store after at.
 type expiryEntry struct {
 	at  time.Time
-	rec any // *order, *batchRecord or *idemRecord
+	rec any // *order or *batchRecord
 }
 
 // expiryQueue is a min-heap of expiryEntry by at.
@@ -89,8 +84,7 @@ func (p *pool) sweepFor(now time.Time, added int) {
 			if p.batches[r.batch.ID] == r {
 				delete(p.batches, r.batch.ID)
 			}
-		case *idemRecord:
-			if p.idem[r.key] == r {
+			if r.key != "" && p.idem[r.key] == r {
 				delete(p.idem, r.key)
 			}
 		}

@@ -39,8 +39,9 @@ const DefaultRetention = 24 * time.Hour
 // Options tunes a Store.
 type Options struct {
 	// Retention is how long completed and cancelled orders stay queryable
-	// after CompletedAt (default DefaultRetention). Batch records live
-	// max(Retention, the request's IdempotencyTTL) after they are created.
+	// after CompletedAt (default DefaultRetention). A batch record lives
+	// Retention after it is created, or with an Idempotency-Key the
+	// request's IdempotencyTTL, as the key does.
 	Retention time.Duration
 	// MaxScales is the most Scales a pool may hold (default and at most
 	// dispatch.MaxScales); registering one more fails with

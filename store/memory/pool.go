@@ -41,7 +41,7 @@ type pool struct {
 	// seq numbers orders as they come to a Scale (order.seq).
 	seq     uint64
 	batches map[string]*batchRecord
-	idem    map[string]*idemRecord
+	idem    map[string]*batchRecord
 	expiry  expiryQueue
 }
 
@@ -55,7 +55,7 @@ func newPool(name string, retention time.Duration, now time.Time) *pool {
 		scales:    make(map[string]*scale),
 		orders:    make(map[string]*order),
 		batches:   make(map[string]*batchRecord),
-		idem:      make(map[string]*idemRecord),
+		idem:      make(map[string]*batchRecord),
 	}
 }
 

@@ -65,7 +65,8 @@ func (s *Store) GetPool(_ context.Context, name string) (dispatch.Pool, error) {
 
 // ListPools returns at most pg.Limit pools (dispatch.DefaultLimit if it is
 // not positive) sorted by name, after the name pg.Cursor, and the name of
-// the last one as the next cursor ("" on the last page).
+// the last one as the next cursor ("" on the last page). With pg.Match,
+// only the pools it accepts count.
 func (s *Store) ListPools(_ context.Context, pg dispatch.Page) ([]dispatch.Pool, string, error) {
 	limit := pageLimit(pg)
 	s.mu.RLock()
@@ -78,22 +79,20 @@ func (s *Store) ListPools(_ context.Context, pg dispatch.Page) ([]dispatch.Pool,
 			start++
 		}
 	}
-	end := len(s.names)
-	if limit < end-start {
-		end = start + limit
-	}
-	out := make([]dispatch.Pool, 0, end-start)
-	for _, name := range s.names[start:end] {
+	var out []dispatch.Pool
+	for _, name := range s.names[start:] {
+		if pg.Match != nil && !pg.Match(name) {
+			continue
+		}
+		if len(out) == limit {
+			return out, out[limit-1].Name, nil // one more follows
+		}
 		p := s.pools[name]
 		p.mu.RLock()
 		out = append(out, p.info())
 		p.mu.RUnlock()
 	}
-	next := ""
-	if end < len(s.names) {
-		next = s.names[end-1]
-	}
-	return out, next, nil
+	return out, "", nil
 }
 
 // DeletePool removes the pool and all its state: ErrPoolNotFound. It waits

@@ -35,12 +35,15 @@ var aclCommands = []string{
 	// In the scripts.
 	"del", "get", "hdel", "hexists", "hget", "hgetall", "hincrby", "hkeys", "hset",
 	"lrange", "ltrim", "rpush", "unlink", "zcount", "zscore", "zmscore", "zunionstore",
+	// The rate limiter's script (redis_rate), on Redis's clock.
+	"time",
 }
 
 // aclRule is the ACL SETUSER rule of the dispatcher's user, after its name:
-// on, a password, no channels, the store's keys and aclCommands.
+// on, a password, no channels, the store's keys and the rate limiter's
+// (redis_rate puts "rate:" before them), and aclCommands.
 func aclRule(password string) string {
-	rule := "on >" + password + " resetchannels ~dispatch:* -@all"
+	rule := "on >" + password + " resetchannels ~dispatch:* ~rate:" + redis.LimiterKeyPrefix + "* -@all"
 	for _, c := range aclCommands {
 		rule += " +" + c
 	}
@@ -105,6 +108,15 @@ func TestACLUser(t *testing.T) {
 			}
 			return redis.New(c, redis.Options{Retention: opts.Retention, MaxScales: opts.MaxScales})
 		})
+	})
+	t.Run("rate limiter", func(t *testing.T) {
+		l := redis.NewLimiter(c)
+		for i, want := range []bool{true, true, false} {
+			wait, err := l.Allow(context.Background(), "acl", 1, 2)
+			if err != nil || (wait == 0) != want {
+				t.Fatalf("request %d: wait %s, %v; want allowed %v", i+1, wait, err, want)
+			}
+		}
 	})
 	t.Run("not other keys", func(t *testing.T) {
 		if err := c.Set(context.Background(), "other", "x", 0).Err(); err == nil || !strings.Contains(err.Error(), "NOPERM") {

@@ -23,7 +23,7 @@ import (
 // ErrUnavailable if Redis cannot be reached, and *dispatch.IndeterminateError
 // if the call was sent but not answered.
 func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
-	args, err := s.dispatchArgs(nil, req)
+	args, err := s.dispatchArgs(nil, req, batchFloor(ctx))
 	if err != nil {
 		return dispatch.Batch{}, false, err
 	}
@@ -40,8 +40,9 @@ func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dis
 	return b, replayed, err
 }
 
-// dispatchArgs appends the arguments of lua/dispatch.lua for req to args.
-func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest) ([]any, error) {
+// dispatchArgs appends the arguments of lua/dispatch.lua for req to args;
+// floor is the least time the batch record stays (batchFloor).
+func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest, floor time.Duration) ([]any, error) {
 	dry := "0"
 	if req.DryRun {
 		dry = "1"
@@ -51,7 +52,11 @@ func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest) ([]any, e
 	for _, o := range req.Orders {
 		args = append(args, o.ID, o.Key)
 	}
-	return appendRand(append(args, maxCost(req)), req)
+	args, err := appendRand(append(args, maxCost(req)), req)
+	if err != nil {
+		return nil, err
+	}
+	return append(args, floor.Milliseconds()), nil
 }
 
 // decodeDispatch reads the reply of lua/dispatch.lua for req: the batch and

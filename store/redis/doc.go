@@ -17,8 +17,9 @@
 // completion and cancellation leave finished orders as they are; the calls
 // whose answer a second run could not recompute (created, deleted, how many
 // completed, where a reassign moved the orders) carry a random token and
-// keep their answer for 30 s in a key of their own, named after the token
-// (and a deleted pool its token in gone for a minute).
+// keep their answer in a key of their own, named after the token, until
+// the call's deadline has passed (at most about 30 s; resend.go), and a
+// deleted pool its token in gone for a minute.
 //
 // # Key schema
 //
@@ -53,15 +54,20 @@
 //	P batches  HASH   batchId → batch record
 //	P idem     HASH   Idempotency-Key → "expiresMs|batchId|fingerprint"
 //	P oexp     LIST   "expiresMs|orderId", orders as they complete or cancel
-//	P bexp     LIST   "expiresMs|batchId|key", batches as they are recorded
+//	P bexp     LIST   "expiresMs|batchId|", batches without an
+//	                  Idempotency-Key as they are recorded (pools of
+//	                  earlier builds may hold some with a key)
+//	P iexp     LIST   "expiresMs|batchId|key", batches with an
+//	                  Idempotency-Key as they are recorded
 //	P strat    HASH   the strategy's state, deleted when the strategy changes:
 //	                  last (round-robin, weighted-response-time), c
 //	                  (weighted-round-robin), compId → current weight
 //	                  (smooth-weighted-round-robin, least-connections)
 //	P tmp      ZSET   scratch of a dry run, deleted before its script ends
 //	P gone     STRING the token of the call that deleted the pool (1 minute)
-//	P call:TOKEN STRING the answer of the call of that token (30 s;
-//	                  passed as a 22nd key to the calls that keep one)
+//	P call:TOKEN STRING the answer of the call of that token (until the
+//	                  call's deadline, resend.go;
+//	                  passed as a 23rd key to the calls that keep one)
 //	P lex      ZSET   compId → 0, the eligible Scales in compId order, for the
 //	                  strategies that pick by rank or by name
 //	P ring     ZSET   "compId#j" → point, the consistent-hash ring of every
@@ -80,10 +86,10 @@
 //
 // (The scripts get them as KEYS in the order meta, scales, load, elig,
 // orders, own, batches, idem, oexp, bexp, strat, tmp, gone, bref, lex,
-// ring, lease, lapsed, ejq, lapq, journal.) Meta also holds the pool's
-// health options: ht heartbeatTimeout ms, ls leasesSince ms, ol onLapse, mf
-// maxFails, fw failWindow ms, et ejectTime ms, and jd the changes the
-// journal dropped since a tick took them.
+// ring, iexp, lease, lapsed, ejq, lapq, journal.) Meta also holds the
+// pool's health options: ht heartbeatTimeout ms, ls leasesSince ms, ol
+// onLapse, mf maxFails, fw failWindow ms, et ejectTime ms, and jd the
+// changes the journal dropped since a tick took them.
 //
 //	dispatch:pools ZSET  every pool name, score 0, in byte order
 //
@@ -124,12 +130,21 @@
 //
 // # Retention
 //
-// Redis 7.0 has no per-field expiry. Completed and cancelled orders, batch
-// records and Idempotency-Keys leave through the two queues oexp and bexp:
-// every successful mutating call removes up to 128 expired entries from
-// each, and 128 more for every 128 orders it finishes (sweepFor in
-// lib.lua), so that calls remove more than they add. Until then a record whose time has passed counts as absent for
-// every method that is given the time, exactly as in store/memory.
+// Redis 7.0 has no per-field expiry. Every record has a window and leaves
+// through a queue (a LIST in the order records were made) that holds the
+// records of that one window, so that its entries expire in the order they
+// came: completed and cancelled orders DISPATCHER_ORDER_RETENTION after they
+// finish (oexp), batches without an Idempotency-Key the retention after
+// they are made (bexp), batches with one and their keys
+// DISPATCHER_IDEMPOTENCY_TTL after (iexp). A batch record also stays as
+// long as a re-sent dispatch may still run (resend.go), at most 35 s: with
+// a window shorter than that its queue may hold an entry behind a later
+// one for as long. Every successful mutating call removes up to 128 expired
+// entries from each queue, and 128 more for every 128 orders it finishes
+// (sweepFor in lib.lua), so that calls remove more than they add. Until
+// then a record whose time has passed counts as absent for every method
+// that is given the time, exactly as in store/memory. Call replies are keys
+// of their own with a TTL (PX) that Redis expires by itself.
 //
 // # Scale health
 //

@@ -47,7 +47,7 @@ func (s *Store) Heartbeat(ctx context.Context, pool, compID string, orderCount *
 // (nothing changed), ErrTooExpensive, ErrUnavailable.
 func (s *Store) Fail(ctx context.Context, req dispatch.FailRequest) (dispatch.FailResult, error) {
 	dr := dispatch.DispatchRequest{Orders: make([]dispatch.OrderInput, 1), Rand: req.Rand, MaxCost: req.MaxCost}
-	tok := token()
+	tok := callToken(ctx)
 	args, err := appendRand([]any{req.OrderID, req.CompID, ms(req.Now), s.retention.Milliseconds(), maxCost(dr), tok}, dr)
 	if err != nil {
 		return dispatch.FailResult{}, err

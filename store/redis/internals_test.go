@@ -319,7 +319,7 @@ func TestNothingLeaks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, k := range []string{"orders", "own", "batches", "idem", "bref", "oexp", "bexp", "tmp"} {
+	for _, k := range []string{"orders", "own", "batches", "idem", "bref", "oexp", "bexp", "iexp", "tmp"} {
 		if n, _ := c.Exists(ctx, poolKey("p", k)).Result(); n != 0 {
 			v, _ := c.Do(ctx, "DUMP", poolKey("p", k)).Text()
 			t.Errorf("%s still holds data after every lifetime passed (%q)", k, v)

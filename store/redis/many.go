@@ -20,8 +20,9 @@ func (s *Store) DispatchMany(ctx context.Context, reqs []dispatch.DispatchReques
 		return out
 	}
 	pool := reqs[0].Pool
-	args := make([]any, 0, 1+len(reqs)*12)
+	args := make([]any, 0, 1+len(reqs)*13)
 	args = append(args, len(reqs))
+	floor := batchFloor(ctx)
 	for i, req := range reqs {
 		if req.Pool != pool || req.DryRun {
 			panic(fmt.Sprintf("redis: DispatchMany request %d: pool %q (want %q), dry run %v", i, req.Pool, pool, req.DryRun))
@@ -29,7 +30,7 @@ func (s *Store) DispatchMany(ctx context.Context, reqs []dispatch.DispatchReques
 		at := len(args)
 		args = append(args, 0)
 		var err error
-		if args, err = s.dispatchArgs(args, req); err != nil {
+		if args, err = s.dispatchArgs(args, req, floor); err != nil {
 			return failAll(out, err)
 		}
 		args[at] = len(args) - at - 1

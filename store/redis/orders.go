@@ -24,7 +24,7 @@ func (s *Store) GetOrder(ctx context.Context, pool, orderID string, now time.Tim
 // reported) feeds its Scale's response-time average. ErrPoolNotFound,
 // ErrOrderNotFound, ErrOrderState (a cancelled order), ErrUnavailable.
 func (s *Store) Complete(ctx context.Context, pool string, cs []dispatch.Completion, now time.Time) ([]dispatch.Order, int, error) {
-	tok := token()
+	tok := callToken(ctx)
 	args := make([]any, 0, 4+2*len(cs))
 	args = append(args, "c", ms(now), s.retention.Milliseconds(), tok)
 	ids := make([]string, len(cs))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -38,7 +39,7 @@ func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec
 				return dispatch.Pool{}, false, err
 			}
 		}
-		tok := token()
+		tok := callToken(ctx)
 		var err error
 		v, err = s.runCall(ctx, scriptPoolPut, name, tok, ms(now), s.retention.Milliseconds(), tok, strategy, slowStart, version, ringInScript,
 			health[0], health[1], health[2], health[3], health[4])
@@ -82,7 +83,10 @@ func (s *Store) GetPool(ctx context.Context, name string) (dispatch.Pool, error)
 
 // ListPools returns at most p.Limit pools (dispatch.DefaultLimit if it is not
 // positive) sorted by name, after the name p.Cursor, and the name of the
-// last one as the next cursor ("" on the last page). ErrUnavailable.
+// last one as the next cursor ("" on the last page). With p.Match, only the
+// pools it accepts count, and the others' records are not read: names are
+// scanned in chunks of at least minMatchScan, so that a token that sees
+// few pools pages through the others in few round trips. ErrUnavailable.
 func (s *Store) ListPools(ctx context.Context, p dispatch.Page) ([]dispatch.Pool, string, error) {
 	limit := p.Limit
 	if limit <= 0 {
@@ -92,31 +96,49 @@ func (s *Store) ListPools(ctx context.Context, p dispatch.Page) ([]dispatch.Pool
 	var out []dispatch.Pool
 	for len(out) <= limit {
 		want := limit + 1 - len(out)
+		count := want
+		if p.Match != nil {
+			count = max(want, minMatchScan)
+		}
 		start := "-"
 		if after != "" {
 			start = "(" + after
 		}
-		names, err := s.c.ZRangeArgs(ctx, goredis.ZRangeArgs{
-			Key: poolsKey, Start: start, Stop: "+", ByLex: true, Count: int64(want),
+		scanned, err := s.c.ZRangeArgs(ctx, goredis.ZRangeArgs{
+			Key: poolsKey, Start: start, Stop: "+", ByLex: true, Count: int64(count),
 		}).Result()
 		if err != nil {
 			return nil, "", unavailable(err)
+		}
+		names := scanned
+		if p.Match != nil {
+			names = slices.DeleteFunc(slices.Clone(scanned), func(n string) bool { return !p.Match(n) })
+		}
+		more := len(scanned) == count
+		if len(names) > want {
+			names, more = names[:want], true
+			after = names[want-1]
+		} else if more {
+			after = scanned[len(scanned)-1]
 		}
 		pools, err := s.readPools(ctx, names)
 		if err != nil {
 			return nil, "", err
 		}
 		out = append(out, pools...)
-		if len(names) < want {
+		if !more {
 			break
 		}
-		after = names[len(names)-1]
 	}
 	if len(out) > limit {
 		return out[:limit], out[limit-1].Name, nil
 	}
 	return out, "", nil
 }
+
+// minMatchScan is the fewest pool names ListPools reads per round trip
+// when a Match narrows the list.
+const minMatchScan = 1000
 
 // readPools reads the named pools in one round trip, skipping the names
 // without a pool: created or deleted under way.

@@ -13,12 +13,12 @@ import (
 // eligible Scales with the pool's strategy, as a batch of those orders,
 // oldest first, would be assigned, all or none, in one script call. A call
 // that go-redis re-sends after it ran answers with the first run's moves,
-// which the script keeps under the call's token for 30 s.
+// which the script keeps under the call's token until the call's deadline.
 // ErrPoolNotFound, ErrScaleNotFound, ErrScaleState, ErrNoEligibleScale,
 // ErrUnknownStrategy, ErrTooExpensive, ErrUnavailable.
 func (s *Store) Reassign(ctx context.Context, req dispatch.ReassignRequest) ([]dispatch.Assignment, error) {
 	dr := dispatch.DispatchRequest{Orders: make([]dispatch.OrderInput, len(req.Rand)/2), Rand: req.Rand, MaxCost: req.MaxCost}
-	tok := token()
+	tok := callToken(ctx)
 	args, err := appendRand([]any{req.CompID, ms(req.Now), s.retention.Milliseconds(), maxCost(dr), tok}, dr)
 	if err != nil {
 		return nil, err

@@ -206,7 +206,13 @@ func (h *cancelAfterSteps) ProcessHook(next goredis.ProcessHook) goredis.Process
 	return func(ctx context.Context, cmd goredis.Cmder) error {
 		err := next(ctx, cmd)
 		// EVALSHA sha numkeys key… step: the step follows the keys.
-		if args := cmd.Args(); len(args) > 3 && len(args) > 3+int(asNumber(args[2])) && fmt.Sprint(args[3+int(asNumber(args[2]))]) == "add" {
+		args := cmd.Args()
+		at := 3
+		if len(args) > 2 {
+			n, _ := args[2].(int)
+			at += n
+		}
+		if len(args) > at && fmt.Sprint(args[at]) == "add" {
 			h.mu.Lock()
 			if h.steps--; h.steps == 0 {
 				h.cancel()
@@ -215,18 +221,6 @@ func (h *cancelAfterSteps) ProcessHook(next goredis.ProcessHook) goredis.Process
 		}
 		return err
 	}
-}
-
-// asNumber reads a command argument that holds a number (-1 if it does
-// not).
-func asNumber(v any) int64 {
-	switch x := v.(type) {
-	case int:
-		return int64(x)
-	case int64:
-		return x
-	}
-	return -1
 }
 
 // churnHook registers a Scale of its own through register before each call

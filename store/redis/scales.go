@@ -30,7 +30,7 @@ func (s *Store) PutScale(ctx context.Context, pool, compID string, spec dispatch
 			return dispatch.Scale{}, false, errorf(dispatch.ErrInvalidState, "%q is not one of active, draining, down", *spec.State)
 		}
 	}
-	tok := token()
+	tok := callToken(ctx)
 	v, err := s.runCall(ctx, scriptScalePut, pool, tok, compID, ms(now), s.retention.Milliseconds(), tok,
 		opt(spec.Weight), state, opt(spec.MaxOrders), opt(spec.OrderCount), s.maxScales)
 	if err != nil {
@@ -127,7 +127,7 @@ func (s *Store) DeleteScale(ctx context.Context, pool, compID string, force bool
 	if force {
 		f = "1"
 	}
-	tok := token()
+	tok := callToken(ctx)
 	_, err := s.runCall(ctx, scriptScaleDel, pool, tok, compID, ms(now), s.retention.Milliseconds(), tok, f)
 	if err != nil {
 		return translate(err, pool)

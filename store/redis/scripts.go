@@ -59,9 +59,9 @@ func (s *Store) run(ctx context.Context, sc *goredis.Script, pool string, args .
 
 // runCall runs a mutating script whose reply a second run could not
 // recompute, under call token tok (also among args, where the script
-// takes it): the script keeps its reply for 30 s under the call's key
-// (lib.lua's callPut), so that a run go-redis re-sends answers as the
-// first did.
+// takes it): the script keeps its reply under the call's key for as long
+// as the token says (callToken, lib.lua's callPut), so that a run go-redis
+// re-sends answers as the first did.
 // A call without a token ("") keeps nothing and needs no such key.
 func (s *Store) runCall(ctx context.Context, sc *goredis.Script, pool, tok string, args ...any) (any, error) {
 	if tok == "" {

@@ -16,8 +16,10 @@ const DefaultRetention = 24 * time.Hour
 // Options tunes a Store.
 type Options struct {
 	// Retention is how long completed and cancelled orders stay queryable
-	// after they finish (default DefaultRetention). Batch records live
-	// max(Retention, the request's IdempotencyTTL) after they are created.
+	// after they finish (default DefaultRetention). A batch record lives
+	// Retention after it is created, or with an Idempotency-Key the
+	// request's IdempotencyTTL, as the key does; and at least as long as a
+	// re-sent call may still arrive (resend.go).
 	Retention time.Duration
 	// WaitReplicas, if positive, makes every successful dispatch (a replay
 	// too) wait until that many replicas acknowledge it (Redis WAIT), at
@@ -108,7 +110,7 @@ func keysOf(pool string) []string {
 	return []string{
 		p + "meta", p + "scales", p + "load", p + "elig", p + "orders", p + "own",
 		p + "batches", p + "idem", p + "oexp", p + "bexp", p + "strat", p + "tmp",
-		p + "gone", p + "bref", p + "lex", p + "ring",
+		p + "gone", p + "bref", p + "lex", p + "ring", p + "iexp",
 		p + "lease", p + "lapsed", p + "ejq", p + "lapq", p + "journal",
 	}
 }

@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -148,5 +150,71 @@ func testUnknownPool(t *testing.T, s dispatch.Store) {
 	}
 	if got := len(allPools(t, s)); got != 1 {
 		t.Errorf("pools: got %d, want 1 (calls on an unknown pool must not create it)", got)
+	}
+}
+
+// testListPoolsMatch pages through pools of which a Match hides most: each
+// page holds up to its limit of the visible ones, the cursor is the last
+// one shown, and the hidden ones never appear.
+func testListPoolsMatch(t *testing.T, s dispatch.Store) {
+	// 1100 pools, the visible ones among them with a run of over 1000
+	// hidden ones in between, which a store may scan in several chunks.
+	var visible, names []string
+	for i := range 1100 {
+		name := fmt.Sprintf("p-%04d", i)
+		if i == 3 || i == 1050 || i == 1051 || i == 1099 {
+			name += "v"
+			visible = append(visible, name)
+		}
+		names = append(names, name)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(names))
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < len(names); i += 8 {
+				if _, _, err := s.PutPool(ctx, names[i], dispatch.PoolSpec{}, t0); err != nil {
+					errs <- fmt.Errorf("PutPool %s: %w", names[i], err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	match := func(name string) bool { return strings.HasSuffix(name, "v") }
+	for _, limit := range []int{1, 3, 4, 100} {
+		var got []string
+		cursor, pages := "", 0
+		for {
+			page, next, err := s.ListPools(ctx, dispatch.Page{Cursor: cursor, Limit: limit, Match: match})
+			if err != nil {
+				t.Fatalf("ListPools(%q, %d): %v", cursor, limit, err)
+			}
+			if len(page) > limit || (next != "" && len(page) != limit) {
+				t.Fatalf("limit %d: a page of %d with next %q", limit, len(page), next)
+			}
+			for _, p := range page {
+				got = append(got, p.Name)
+			}
+			if pages++; next == "" || pages > 20 {
+				break
+			}
+			if next != page[len(page)-1].Name {
+				t.Fatalf("limit %d: next %q, want the last pool shown %q", limit, next, page[len(page)-1].Name)
+			}
+			cursor = next
+		}
+		wantString(t, fmt.Sprintf("limit %d", limit), strings.Join(got, " "), strings.Join(visible, " "))
+		if want := (len(visible) + limit - 1) / limit; pages != want {
+			t.Errorf("limit %d: %d pages, want %d", limit, pages, want)
+		}
+	}
+	none := func(string) bool { return false }
+	if page, next, err := s.ListPools(ctx, dispatch.Page{Limit: 10, Match: none}); err != nil || len(page) != 0 || next != "" {
+		t.Errorf("a Match that accepts nothing: %d pools, next %q, %v; want none", len(page), next, err)
 	}
 }

@@ -17,8 +17,8 @@ func touch(t testing.TB, s dispatch.Store, pool string, now time.Time) {
 }
 
 // testRetention runs with a retention of 1h: completed and cancelled orders
-// stay until 1h after they finished, the batch until 1h after it was made
-// (its idempotency TTL is shorter), assigned orders stay.
+// stay until 1h after they finished, assigned orders stay, and the batch,
+// sent with an Idempotency-Key, stays as long as its key: 30 minutes.
 func testRetention(t *testing.T, s dispatch.Store) {
 	newPool(t, s, "p1", "A=0")
 	req := request("p1", "b1", t0, "o1", "o2", "o3", "o4")
@@ -31,14 +31,15 @@ func testRetention(t *testing.T, s dispatch.Store) {
 		t.Fatalf("Cancel: %v", err)
 	}
 
-	touch(t, s, "p1", at(time.Hour))
-	if _, err := s.GetBatch(ctx, "p1", "b1", at(time.Hour)); err != nil {
+	touch(t, s, "p1", at(30*time.Minute))
+	if _, err := s.GetBatch(ctx, "p1", "b1", at(30*time.Minute)); err != nil {
 		t.Errorf("GetBatch at its expiry: got %v, want the batch", err)
 	}
-	touch(t, s, "p1", at(61*time.Minute))
+	touch(t, s, "p1", at(31*time.Minute))
 	_, err := s.GetBatch(ctx, "p1", "b1", t0) // removed, not only past its time
 	wantErr(t, "GetBatch after its expiry", err, dispatch.ErrBatchNotFound)
 	wantOrder(t, s, "p1", "o1", dispatch.Completed, at(time.Minute))
+	wantOrder(t, s, "p1", "o3", dispatch.Assigned, time.Time{})
 
 	touch(t, s, "p1", at(61*time.Minute+time.Second))
 	wantGone(t, s, "p1", "o1")
@@ -55,6 +56,72 @@ func testRetention(t *testing.T, s dispatch.Store) {
 	wantString(t, "batch reusing the ids", formatBatch(b),
 		`batch "b1" pool=p1 strategy=waterfill created=2025-03-01T13:03:00Z [o1:A o2:A]`)
 	wantString(t, "loads", loads(t, s, "p1"), "A=4")
+}
+
+// testBatchWindows runs with a retention of 1h: a batch without an
+// Idempotency-Key leaves 1h after it was made, one with a key leaves with
+// its key when the key's window ends, shorter or longer than the
+// retention; then the key is free for another request.
+func testBatchWindows(t *testing.T, s dispatch.Store) {
+	newPool(t, s, "p1", "A=0")
+	plain := request("p1", "plain", t0, "o1")
+	short := request("p1", "short", t0, "o2")
+	short.IdempotencyKey, short.Fingerprint, short.IdempotencyTTL = "k-short", "fp", 10*time.Minute
+	long := request("p1", "long", t0, "o3")
+	long.IdempotencyKey, long.Fingerprint, long.IdempotencyTTL = "k-long", "fp", 2*time.Hour
+	for _, req := range []dispatch.DispatchRequest{plain, short, long} {
+		mustDispatch(t, s, req)
+	}
+	// held lists the batches that GetBatch finds at t0: those not removed
+	// yet, whatever their time.
+	held := func() string {
+		var out []string
+		for _, id := range []string{"plain", "short", "long"} {
+			_, err := s.GetBatch(ctx, "p1", id, t0)
+			switch {
+			case err == nil:
+				out = append(out, id)
+			case !errors.Is(err, dispatch.ErrBatchNotFound):
+				t.Fatalf("GetBatch %s: %v", id, err)
+			}
+		}
+		return fmt.Sprint(out)
+	}
+	replay := func(req dispatch.DispatchRequest, now time.Time) bool {
+		t.Helper()
+		req.BatchID, req.Now = "retry-"+req.BatchID, now
+		_, replayed, err := s.Dispatch(ctx, req)
+		if err != nil && !errors.Is(err, dispatch.ErrOrderExists) {
+			t.Fatalf("Dispatch again with key %s: %v", req.IdempotencyKey, err)
+		}
+		return replayed
+	}
+
+	touch(t, s, "p1", at(10*time.Minute))
+	wantString(t, "batches at 10m", held(), "[plain short long]")
+	if !replay(short, at(10*time.Minute)) {
+		t.Errorf("key k-short at the end of its window: got no replay, want one")
+	}
+	touch(t, s, "p1", at(10*time.Minute+time.Second))
+	wantString(t, "batches after the short key's window", held(), "[plain long]")
+	if replay(short, at(10*time.Minute+time.Second)) {
+		t.Errorf("key k-short after its window: got a replay, want the key gone")
+	}
+
+	touch(t, s, "p1", at(time.Hour+time.Second))
+	wantString(t, "batches after the retention", held(), "[long]")
+	if !replay(long, at(time.Hour+time.Second)) {
+		t.Errorf("key k-long within its window: got no replay, want one")
+	}
+
+	touch(t, s, "p1", at(2*time.Hour+time.Second))
+	wantString(t, "batches after the long key's window", held(), "[]")
+	// The key is free: another request under it is a new batch, not a
+	// mismatch.
+	other := request("p1", "other", at(2*time.Hour+time.Second), "o4")
+	other.IdempotencyKey, other.Fingerprint, other.IdempotencyTTL = "k-long", "another", time.Hour
+	mustDispatch(t, s, other)
+	wantOrder(t, s, "p1", "o1", dispatch.Assigned, time.Time{})
 }
 
 func testDefaultRetention(t *testing.T, s dispatch.Store) {

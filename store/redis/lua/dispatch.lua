@@ -8,7 +8,10 @@
 --   n pairs: order id, order key ('' none); then the cost cap (eligible
 --   Scales × orders, for the strategies that read every Scale per order);
 --   then the random numbers: one string of 2n integers below 2^53, each in
---   14 hex digits, two per order.
+--   14 hex digits, two per order; then floor, the least time in ms that
+--   the batch record stays (a re-sent call must still find it; resend.go).
+-- The batch record leaves retentionMs after nowMs, or with an idempotency
+--   key the idempotency TTL after, as the key does; at least floor after.
 -- Reply: {kind, batchId, record}: kind 'new' (recorded now), 'batch' (this
 --   batchId was recorded before: a retried call), 'replay' (the batch of the
 --   Idempotency-Key) or 'dry' (computed, nothing changed; batchId '');
@@ -29,6 +32,7 @@ local function dispatchBatch(A, o, noSweep)
   local function oid(i) return A[o + 7 + 2 * i] end
   local function okey(i) return A[o + 8 + 2 * i] end
   local maxCost = tonumber(A[o + 9 + 2 * n])
+  local floor = tonumber(A[o + 11 + 2 * n]) or 0
   -- rnd returns the two random numbers of order i.
   local function rnd(i)
     local s, at = A[o + 10 + 2 * n], (i - 1) * 28
@@ -120,11 +124,18 @@ local function dispatchBatch(A, o, noSweep)
   saveAssigned(first, cur, strategy == 'waterfill')
   flushAgg()
 
-  local exp = now + math.max(ret, ittl)
+  local window = ret
+  if ikey ~= '' then window = ittl end
+  local exp = now + math.max(window, floor)
   local rec = at .. '|' .. fmt(exp) .. '|' .. strategy .. '|' .. pairs_
   redis.call('HSET', K.batches, bid, rec)
   if ikey ~= '' then redis.call('HSET', K.idem, ikey, fmt(now + ittl) .. '|' .. bid .. '|' .. fp) end
-  redis.call('RPUSH', K.bexp, fmt(exp) .. '|' .. bid .. '|' .. ikey)
+  -- Each queue holds one window (lib.lua's sweep).
+  if ikey ~= '' then
+    redis.call('RPUSH', K.iexp, fmt(exp) .. '|' .. bid .. '|' .. ikey)
+  else
+    redis.call('RPUSH', K.bexp, fmt(exp) .. '|' .. bid .. '|')
+  end
   if not noSweep then sweep(now, ret) end
   return {'new', bid, rec}
 end

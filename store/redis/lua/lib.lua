@@ -4,8 +4,8 @@
 -- KEYS (every script gets all keys of one pool, in this order; see doc.go):
 --   1 meta  2 scales  3 load  4 elig  5 orders  6 own  7 batches  8 idem
 --   9 oexp  10 bexp  11 strat  12 tmp  13 gone  14 bref  15 lex  16 ring
---   17 lease  18 lapsed  19 ejq  20 lapq  21 journal, and for a call with a
---   token (callGet) 22 the call's key
+--   17 iexp  18 lease  19 lapsed  20 ejq  21 lapq  22 journal, and for a
+--   call with a token (callGet) 23 the call's key
 --
 -- Numbers are exact: every value stays below 2^53 and is formatted with fmt,
 -- never tostring (which keeps only 14 digits). Strings are never compared
@@ -16,9 +16,9 @@
 local K = {}
 
 local SWEEP = 128     -- expired records one call removes from each queue
--- CALLMS: how long a call's reply is kept for a re-send (ms). go-redis
--- re-sends within one call: three tries of at most the read timeout (3 s)
--- and busy.go's 10 s of BUSY answers, about 20 s.
+-- CALLMS: how long a call's reply is kept for a re-send (ms) when its
+-- token does not say (callPut): go-redis re-sends within one call, at most
+-- about 30 s after its first run (resend.go's maxResend).
 local CALLMS = 30000
 -- LAYOUT is the layout of a pool's keys and records (doc.go) that these
 -- scripts read and write, in meta field lv. Pools of earlier layouts have
@@ -270,9 +270,10 @@ local function enter(keys)
   K.orders, K.own, K.batches, K.idem = keys[5], keys[6], keys[7], keys[8]
   K.oexp, K.bexp, K.strat, K.tmp = keys[9], keys[10], keys[11], keys[12]
   K.gone, K.bref, K.lex, K.ring = keys[13], keys[14], keys[15], keys[16]
-  K.lease, K.lapsed, K.ejq, K.lapq = keys[17], keys[18], keys[19], keys[20]
-  K.journal = keys[21]
-  K.call = keys[22]
+  K.iexp = keys[17]
+  K.lease, K.lapsed, K.ejq, K.lapq = keys[18], keys[19], keys[20], keys[21]
+  K.journal = keys[22]
+  K.call = keys[23]
   K.away = nil
   agg.u, agg.r = 0, 0
 end
@@ -411,28 +412,12 @@ local function expiredHead(q, now)
   return redis.call('LRANGE', q, 0, SWEEP - 1)
 end
 
--- sweep removes at most SWEEP records from each queue whose time has passed:
--- orders done more than ret ago, batches and their Idempotency-Keys. An entry
--- whose record was replaced since (an id reused after it expired) only
--- leaves the queue. It returns whether a queue may hold more to remove.
-local function sweep(now, ret)
-  local items = expiredHead(K.oexp, now)
-  local n, more = 0, false
-  for _, it in ipairs(items) do
-    local f = split(it, '|', 2)
-    if tonumber(f[1]) >= now then break end
-    n = n + 1
-    local o = getOrder(f[2])
-    if o and not live(o, now, ret) then
-      redis.call('HDEL', K.orders, f[2])
-      refDrop(o.ref)
-    end
-  end
-  if n > 0 then redis.call('LTRIM', K.oexp, n, -1) end
-  more = n == SWEEP
-  items = expiredHead(K.bexp, now)
-  n = 0
-  for _, it in ipairs(items) do
+-- sweepBatches removes at most SWEEP batch records of queue q (bexp or
+-- iexp) whose time has passed, with their Idempotency-Keys, and returns
+-- how many entries it took from q.
+local function sweepBatches(q, now)
+  local n = 0
+  for _, it in ipairs(expiredHead(q, now)) do
     local f = split(it, '|', 3)
     if tonumber(f[1]) >= now then break end
     n = n + 1
@@ -446,8 +431,34 @@ local function sweep(now, ret)
       end
     end
   end
-  if n > 0 then redis.call('LTRIM', K.bexp, n, -1) end
-  return more or n == SWEEP
+  if n > 0 then redis.call('LTRIM', q, n, -1) end
+  return n
+end
+
+-- sweep removes at most SWEEP records from each queue whose time has passed:
+-- orders done more than ret ago (oexp), batches without an Idempotency-Key
+-- (bexp) and batches with one and their keys (iexp). Each queue holds
+-- entries of one window, so its entries expire in the order they came;
+-- dispatch.lua. An entry whose record was replaced since (an id reused
+-- after it expired) only leaves the queue. It returns whether a queue may
+-- hold more to remove.
+local function sweep(now, ret)
+  local n = 0
+  for _, it in ipairs(expiredHead(K.oexp, now)) do
+    local f = split(it, '|', 2)
+    if tonumber(f[1]) >= now then break end
+    n = n + 1
+    local o = getOrder(f[2])
+    if o and not live(o, now, ret) then
+      redis.call('HDEL', K.orders, f[2])
+      refDrop(o.ref)
+    end
+  end
+  if n > 0 then redis.call('LTRIM', K.oexp, n, -1) end
+  local more = n == SWEEP
+  if sweepBatches(K.bexp, now) == SWEEP then more = true end
+  if sweepBatches(K.iexp, now) == SWEEP then more = true end
+  return more
 end
 
 -- sweepRounds sweeps up to k times, while there is something to remove.
@@ -467,9 +478,11 @@ end
 
 -- Call replies: a call whose reply a second run could not recompute
 -- (created, deleted, how many completed, where orders moved) carries a
--- token and its own key (KEYS[17], named after the token), in which it
--- keeps its reply for CALLMS; a run that go-redis re-sends after a lost
--- reply or a read timeout finds it and answers as the first run did.
+-- token "<random>:<ms>" and its own key (KEYS[23], named after the token),
+-- in which it keeps its reply for ms (CALLMS for a token without one): as
+-- long as the Go call may wait for a reply (resend.go). A run that go-redis
+-- re-sends after a lost reply or a read timeout finds it and answers as
+-- the first run did.
 local function callGet(tok)
   if tok == '' or not K.call then return nil end
   return redis.call('GET', K.call) or nil
@@ -477,7 +490,7 @@ end
 
 local function callPut(tok, reply)
   if tok == '' or not K.call then return end
-  redis.call('SET', K.call, reply, 'PX', CALLMS)
+  redis.call('SET', K.call, reply, 'PX', tonumber(string.match(tok, ':(%d+)$')) or CALLMS)
 end
 
 local function poolExists() return redis.call('EXISTS', K.meta) == 1 end

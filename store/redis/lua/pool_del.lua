@@ -15,7 +15,7 @@ if not poolExists() then
   return fail('NOPOOL')
 end
 redis.call('UNLINK', K.meta, K.scales, K.load, K.elig, K.orders, K.own, K.batches,
-  K.idem, K.oexp, K.bexp, K.strat, K.tmp, K.bref, K.lex, K.ring, K.lease, K.lapsed, K.ejq,
-  K.lapq, K.journal)
+  K.idem, K.oexp, K.bexp, K.iexp, K.strat, K.tmp, K.bref, K.lex, K.ring, K.lease, K.lapsed,
+  K.ejq, K.lapq, K.journal)
 if tok ~= '' then redis.call('SET', K.gone, tok, 'PX', 60000) end
 return 1

@@ -1,0 +1,148 @@
+package redis_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+	"github.com/dispatcher/dispatcher/store/redis"
+	"github.com/dispatcher/dispatcher/store/redis/redistest"
+)
+
+// TestCallReplyWindow: a call's reply key lives as long as the call may
+// still wait for a re-sent run's reply: until its context's deadline (and
+// a second more), or, without a deadline, as long as go-redis may re-send
+// (30 s and the second).
+func TestCallReplyWindow(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	st := redis.New(c, redis.Options{})
+	svc := dispatch.NewService(st, dispatch.Config{})
+	mustPool(t, svc, "p", "A")
+	for _, tc := range []struct {
+		name     string
+		deadline time.Duration // 0: none
+		min, max time.Duration
+	}{
+		{"deadline 2s", 2 * time.Second, 2 * time.Second, 3 * time.Second},
+		{"no deadline", 0, 30 * time.Second, 31 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.deadline)
+				defer cancel()
+			}
+			id := dispatchOne(t, svc, "p")
+			if old := callKeys(t, c, "p"); len(old) > 0 {
+				if err := c.Del(context.Background(), old...).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := svc.Complete(ctx, "p", []dispatch.Completion{{OrderID: id}}); err != nil {
+				t.Fatal(err)
+			}
+			keys := callKeys(t, c, "p")
+			if len(keys) != 1 {
+				t.Fatalf("call keys: got %v, want one", keys)
+			}
+			ttl, err := c.PTTL(context.Background(), keys[0]).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The TTL was measured from just before the call; allow a
+			// second for the call itself on a loaded machine.
+			if ttl < tc.min-time.Second || ttl > tc.max {
+				t.Errorf("reply key TTL: got %s, want %s to %s", ttl, tc.min, tc.max)
+			}
+		})
+	}
+}
+
+// TestBatchRecordWindows: a batch without an Idempotency-Key is queued to
+// leave the retention after it was made, one with a key the idempotency
+// TTL after, each in its own queue; and none leaves before a re-sent
+// dispatch could still arrive: the call's deadline and 5 s (Redis's
+// busy-reply-threshold) past it, however short the retention.
+func TestBatchRecordWindows(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	for _, tc := range []struct {
+		name      string
+		retention time.Duration
+		key       string
+		deadline  time.Duration // 0: none
+		queue     string
+		window    time.Duration
+	}{
+		{"no key", time.Hour, "", 0, "bexp", time.Hour},
+		{"key", time.Hour, "k1", 0, "iexp", 2 * time.Hour},
+		{"short retention, deadline", 100 * time.Millisecond, "", 2 * time.Second, "bexp", 7 * time.Second},
+		{"short retention, no deadline", 100 * time.Millisecond, "", 0, "bexp", 35 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool := strings.ReplaceAll(tc.name, " ", "-")
+			pool = strings.ReplaceAll(pool, ",", "")
+			svc := dispatch.NewService(redis.New(c, redis.Options{Retention: tc.retention}),
+				dispatch.Config{IdempotencyTTL: 2 * time.Hour, NoCoalesce: true})
+			mustPool(t, svc, pool, "A")
+			ctx := context.Background()
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.deadline)
+				defer cancel()
+			}
+			b, _, err := svc.Dispatch(ctx, dispatch.DispatchInput{Pool: pool, IdempotencyKey: tc.key, Fingerprint: "fp",
+				Orders: []dispatch.OrderInput{{ID: "o1"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := c.HGet(ctx, poolKey(pool, "batches"), b.ID).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := strings.Split(rec, "|")
+			created, _ := strconv.ParseInt(f[0], 10, 64)
+			expires, _ := strconv.ParseInt(f[1], 10, 64)
+			got := time.Duration(expires-created) * time.Millisecond
+			// A deadline has run down a little by the time it is read.
+			if got > tc.window || got < tc.window-time.Second {
+				t.Errorf("batch record window: got %s, want %s (less the call's own time)", got, tc.window)
+			}
+			q, err := c.LRange(ctx, poolKey(pool, tc.queue), 0, -1).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := f[1] + "|" + b.ID + "|" + tc.key
+			if len(q) != 1 || q[0] != want {
+				t.Errorf("queue %s: got %q, want [%q]", tc.queue, q, want)
+			}
+		})
+	}
+}
+
+// dispatchOne dispatches one order with a generated id and returns the id.
+func dispatchOne(t testing.TB, svc *dispatch.Service, pool string) string {
+	t.Helper()
+	b, _, err := svc.Dispatch(context.Background(), dispatch.DispatchInput{Pool: pool, Orders: []dispatch.OrderInput{{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Assignments[0].OrderID
+}
+
+// callKeys returns the reply keys of pool's calls.
+func callKeys(t testing.TB, c goredis.UniversalClient, pool string) []string {
+	t.Helper()
+	keys, err := c.Keys(context.Background(), poolKey(pool, "call:*")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
