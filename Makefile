@@ -10,20 +10,25 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: run test vet bench build
 
-## run: start the service on the embedded store at :8080 (DISPATCHER_* variables apply)
+## run: start the service on the embedded store at 127.0.0.1:8080 (DISPATCHER_* variables apply;
+## DISPATCHER_ADDR=:8080 listens on every interface)
 run:
-	$(GO) run ./cmd/dispatcher
+	DISPATCHER_ADDR="$${DISPATCHER_ADDR:-127.0.0.1:8080}" $(GO) run ./cmd/dispatcher
 
 ## test: the whole suite of both modules: formatting, vet, and every test with the race detector
 test: vet
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	@# The 2^31-pick exhaustion test skips itself under -race (10x slower): run it without.
 	$(GO) test -count=1 -run 'TestWaterfillExhaustsLikeTheSeed' ./balancing/
+	@# The image suite: podman builds deploy/Dockerfile and runs it as
+	@# deploy/compose.yaml does (root podman and the base images: .ci/run sees
+	@# to both). Minutes, once, so behind a build tag rather than in ./... .
+	$(GO) test -tags image -count=1 -v -timeout 25m ./deploy/imagetest/
 
 vet:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet $(PKGS)
-	$(GO) run $(STATICCHECK) $(PKGS)
+	$(GO) vet -tags image $(PKGS)
+	$(GO) run $(STATICCHECK) -tags image $(PKGS)
 
 ## bench: the benchmarks (figures are ratios within one run; see docs/)
 bench:
