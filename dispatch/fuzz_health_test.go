@@ -172,9 +172,11 @@ func fuzzPutPool(t *testing.T, svc *dispatch.Service, f []string, line string) {
 		valid = valid && (ol == "hold" || ol == "reassign")
 	}
 	if len(f) > 2 && f[2] != "-" {
-		n, err := strconv.ParseInt(f[2], 10, 64)
-		spec.MaxFails = &n
-		valid = valid && err == nil && n >= 0 && n <= 10_000
+		// A word that is no number leaves maxFails out, as "-" does.
+		if n, err := strconv.ParseInt(f[2], 10, 64); err == nil {
+			spec.MaxFails = &n
+			valid = valid && n >= 0 && n <= 10_000
+		}
 	}
 	spec.FailWindow = ms(3, 1000, 3_600_000, false)
 	spec.EjectTime = ms(4, 1000, 3_600_000, false)

@@ -30,6 +30,7 @@ func commands() []command {
 		{name: "scales up", args: "POOL COMPID", help: "mark a Scale active again", nargs: [2]int{2, 2}, run: setState(client.ScaleActive)},
 		{name: "scales drain", args: "POOL COMPID", help: "mark a Scale draining: it keeps its orders, gets no new ones", nargs: [2]int{2, 2}, run: setState(client.ScaleDraining)},
 		{name: "scales reassign", args: "POOL COMPID", help: "move a down Scale's outstanding orders to the others", nargs: [2]int{2, 2}, run: reassign},
+		{name: "scales heartbeat", args: "POOL COMPID", help: "renew a Scale's lease (a worker's heartbeat)", nargs: [2]int{2, 2}, flags: heartbeatFlags, run: heartbeat},
 		{name: "scales orders", args: "POOL COMPID", help: "list a Scale's outstanding orders, oldest first", nargs: [2]int{2, 2}, run: scaleOrders},
 
 		{name: "dispatch", args: "POOL [ORDER-ID…]", help: "dispatch one batch: ids as arguments, else JSON lines on stdin ({\"id\":…,\"key\":…})", nargs: [2]int{1, -1}, flags: dispatchFlags, run: dispatchBatch},
@@ -38,6 +39,7 @@ func commands() []command {
 		{name: "orders get", args: "POOL ORDER-ID", help: "show an order", nargs: [2]int{2, 2}, run: getOrder},
 		{name: "orders complete", args: "POOL ORDER-ID", help: "complete an order", nargs: [2]int{2, 2}, flags: completeFlags, run: completeOrder},
 		{name: "orders cancel", args: "POOL ORDER-ID", help: "cancel an order", nargs: [2]int{2, 2}, run: cancelOrder},
+		{name: "orders fail", args: "POOL ORDER-ID COMPID", help: "report that the order could not be handed to COMPID: it moves elsewhere", nargs: [2]int{3, 3}, flags: failFlags, run: failOrder},
 
 		{name: "table", args: "POOL", help: "the waterfill table the next batch starts from", nargs: [2]int{1, 1}, run: showTable},
 		{name: "watch", args: "POOL", help: "a live view of the pool's Scales as bars, redrawn in place", nargs: [2]int{1, 1}, flags: watchFlags, run: watch},
@@ -59,11 +61,30 @@ var (
 	fDuration   int64
 	fInterval   time.Duration
 	fFrames     int
+	fHeartbeat  int64
+	fOnLapse    string
+	fMaxFails   int64
+	fFailWindow int64
+	fEject      int64
+	fReason     string
 )
 
 func poolFlags(fs *flag.FlagSet) {
 	fs.StringVar(&fStrategy, "strategy", "", "the strategy (waterfill, round-robin, …)")
 	fs.Int64Var(&fSlowStart, "slow-start", -1, "slow-start window in seconds (0 turns it off)")
+	fs.Int64Var(&fHeartbeat, "heartbeat-timeout-ms", -1, "a Scale without a heartbeat this long is lapsed (0 turns heartbeats off)")
+	fs.StringVar(&fOnLapse, "on-lapse", "", "hold or reassign: what happens to a lapsed Scale's orders")
+	fs.Int64Var(&fMaxFails, "max-fails", -1, "failure reports within the window that eject a Scale (0 turns ejection off)")
+	fs.Int64Var(&fFailWindow, "fail-window-ms", -1, "the failure window in milliseconds")
+	fs.Int64Var(&fEject, "eject-ms", -1, "how long an ejection lasts, times the consecutive ejections (at most 10)")
+}
+
+func heartbeatFlags(fs *flag.FlagSet) {
+	fs.Int64Var(&fOrderCount, "order-count", -1, "the Scale's current load (sets baseLoad)")
+}
+
+func failFlags(fs *flag.FlagSet) {
+	fs.StringVar(&fReason, "reason", "", "why, for the service's log")
 }
 
 func scaleFlags(fs *flag.FlagSet) {
@@ -139,7 +160,11 @@ func getPool(ctx context.Context, e *env, a []string) error {
 }
 
 func putPool(ctx context.Context, e *env, a []string) error {
-	p, err := e.c.PutPool(ctx, a[0], client.PoolInput{Strategy: client.Strategy(fStrategy), SlowStartSeconds: optional(fSlowStart)})
+	p, err := e.c.PutPool(ctx, a[0], client.PoolInput{
+		Strategy: client.Strategy(fStrategy), SlowStartSeconds: optional(fSlowStart),
+		HeartbeatTimeoutMs: optional(fHeartbeat), OnLapse: client.OnLapse(fOnLapse), MaxFails: optional(fMaxFails),
+		FailWindowMs: optional(fFailWindow), EjectMs: optional(fEject),
+	})
 	if err != nil {
 		return err
 	}
@@ -150,6 +175,8 @@ func (e *env) emitPool(p *client.Pool) error {
 	return e.emit(p, func(w io.Writer) {
 		fmt.Fprintf(w, "pool %s: strategy %s, %d Scales, slow start %ds, created %s\n",
 			p.Name, p.Strategy, p.ScaleCount, p.SlowStartSeconds, p.CreatedAt.Format(time.RFC3339))
+		fmt.Fprintf(w, "health: heartbeat timeout %dms (on lapse: %s), max fails %d in %dms, eject %dms\n",
+			p.HeartbeatTimeoutMs, p.OnLapse, p.MaxFails, p.FailWindowMs, p.EjectMs)
 	})
 }
 
@@ -169,7 +196,7 @@ func listScales(ctx context.Context, e *env, a []string) error {
 		scales = append(scales, s)
 	}
 	return e.emit(nonNil(scales), func(w io.Writer) {
-		tw := newTable(w, "COMPID\tSTATE\tWEIGHT\tORDERCOUNT\tOUTSTANDING\tBASELOAD\tMAXORDERS")
+		tw := newTable(w, "COMPID\tSTATE\tHEALTH\tWEIGHT\tORDERCOUNT\tOUTSTANDING\tBASELOAD\tMAXORDERS")
 		for _, s := range scales {
 			printScaleRow(tw, &s)
 		}
@@ -178,7 +205,7 @@ func listScales(ctx context.Context, e *env, a []string) error {
 }
 
 func printScaleRow(w io.Writer, s *client.Scale) {
-	fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s.CompID, s.State, s.Weight, s.OrderCount, s.Outstanding, s.BaseLoad, maxOrders(s.MaxOrders))
+	fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s.CompID, s.State, s.Health, s.Weight, s.OrderCount, s.Outstanding, s.BaseLoad, maxOrders(s.MaxOrders))
 }
 
 func maxOrders(n int64) string {
@@ -190,7 +217,7 @@ func maxOrders(n int64) string {
 
 func (e *env) emitScale(s *client.Scale) error {
 	return e.emit(s, func(w io.Writer) {
-		tw := newTable(w, "COMPID\tSTATE\tWEIGHT\tORDERCOUNT\tOUTSTANDING\tBASELOAD\tMAXORDERS")
+		tw := newTable(w, "COMPID\tSTATE\tHEALTH\tWEIGHT\tORDERCOUNT\tOUTSTANDING\tBASELOAD\tMAXORDERS")
 		printScaleRow(tw, s)
 		tw.Flush()
 	})
@@ -259,13 +286,13 @@ func scaleOrders(ctx context.Context, e *env, a []string) error {
 }
 
 func printOrders(w io.Writer, orders []client.Order) {
-	tw := newTable(w, "ORDER\tSCALE\tSTATE\tBATCH\tASSIGNED\tCOMPLETED")
+	tw := newTable(w, "ORDER\tSCALE\tSTATE\tBATCH\tASSIGNED\tCOMPLETED\tMOVES")
 	for _, o := range orders {
 		done := "-"
 		if o.CompletedAt != nil {
 			done = o.CompletedAt.Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.OrderID, o.CompID, o.State, o.BatchID, o.AssignedAt.Format(time.RFC3339), done)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", o.OrderID, o.CompID, o.State, o.BatchID, o.AssignedAt.Format(time.RFC3339), done, o.Moves)
 	}
 	tw.Flush()
 }
@@ -292,6 +319,26 @@ func completeOrder(ctx context.Context, e *env, a []string) error {
 		return err
 	}
 	return e.emitOrder(o)
+}
+
+func failOrder(ctx context.Context, e *env, a []string) error {
+	o, err := e.c.FailOrder(ctx, a[0], a[1], client.FailInput{CompID: a[2], Reason: fReason})
+	if err != nil {
+		return err
+	}
+	return e.emitOrder(o)
+}
+
+func heartbeat(ctx context.Context, e *env, a []string) error {
+	var in *client.HeartbeatInput
+	if fOrderCount >= 0 {
+		in = &client.HeartbeatInput{OrderCount: &fOrderCount}
+	}
+	s, err := e.c.HeartbeatScale(ctx, a[0], a[1], in)
+	if err != nil {
+		return err
+	}
+	return e.emitScale(s)
 }
 
 func cancelOrder(ctx context.Context, e *env, a []string) error {
