@@ -58,6 +58,9 @@ type Options struct {
 	// Spec is the OpenAPI document served at GET /openapi.yaml as
 	// application/yaml; without it that route answers 404.
 	Spec []byte
+	// Version is the service's version, shown by GET /healthz and
+	// /readyz; empty, they show none.
+	Version string
 }
 
 // server holds what the handlers share.
@@ -72,6 +75,7 @@ type server struct {
 	metrics    *Metrics
 	log        *slog.Logger
 	spec       []byte
+	version    string
 	mux        *chi.Mux
 }
 
@@ -106,6 +110,7 @@ func New(svc *dispatch.Service, opts Options) http.Handler {
 		metrics:    opts.Metrics,
 		log:        opts.Logger,
 		spec:       opts.Spec,
+		version:    opts.Version,
 		mux:        chi.NewRouter(),
 	}
 	s.routes()

@@ -120,6 +120,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
   dispatcher [flags]             serve the API (each flag also reads its DISPATCHER_ variable)
   dispatcher probe [flags]       check a running service's health (dispatcher probe -h)
   dispatcher simulate [flags]    compare the strategies on one workload (dispatcher simulate -h)
+  dispatcher -version            print the version, the VCS revision and the Go version
   dispatcher token -name NAME    make a token and its line for DISPATCHER_TOKENS_FILE (dispatcher token -h)
 
 Flags:
