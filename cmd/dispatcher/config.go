@@ -53,8 +53,9 @@ type config struct {
 	// MetricsMaxPools caps the distinct pool label values of the metrics.
 	MetricsMaxPools int
 	// RedisWaitReplicas, if positive, is how many Redis replicas must
-	// acknowledge a batch (WAIT) before it is answered 201; fewer within
-	// RedisWaitTimeout answer 503 outcome-unknown with the batchId.
+	// acknowledge (WAIT) what an answer rests on, every write's and every
+	// read's, before it is given; fewer within RedisWaitTimeout answer 503
+	// not-replicated (a batch's with its batchId).
 	RedisWaitReplicas int
 	RedisWaitTimeout  time.Duration
 	// RedisCAFile, RedisCertFile and RedisKeyFile are PEM files for a
@@ -184,8 +185,8 @@ Flags:
 	str(&c.RedisCAFile, "redis-ca-file", "REDIS_CA_FILE", "PEM file of the CA that signed Redis's certificate (rediss://), trusted instead of the system's")
 	str(&c.RedisCertFile, "redis-cert-file", "REDIS_CERT_FILE", "PEM file of the client certificate for a Redis that requires one")
 	str(&c.RedisKeyFile, "redis-key-file", "REDIS_KEY_FILE", "PEM file of the client certificate's key")
-	num(&c.RedisWaitReplicas, "redis-wait-replicas", "REDIS_WAIT_REPLICAS", "Redis replicas that must acknowledge a batch before it is answered (WAIT); 0 does not wait")
-	dur(&c.RedisWaitTimeout, "redis-wait-timeout", "REDIS_WAIT_TIMEOUT", "how long a batch waits for its replicas; fewer answer 503 outcome-unknown")
+	num(&c.RedisWaitReplicas, "redis-wait-replicas", "REDIS_WAIT_REPLICAS", "Redis replicas that must acknowledge every write, and what every read shows, before it is answered (WAIT); 0 does not wait")
+	dur(&c.RedisWaitTimeout, "redis-wait-timeout", "REDIS_WAIT_TIMEOUT", "how long an answer waits for its replicas; fewer answer 503 not-replicated")
 	num(&c.MaxBatch, "max-batch", "MAX_BATCH", "orders per batch")
 	body := byteSize(c.MaxBody)
 	fromEnv("max-body", "MAX_BODY", body.Set)

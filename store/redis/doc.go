@@ -133,6 +133,8 @@
 //
 // A Redis that cannot be reached gives [dispatch.ErrUnavailable]; a dispatch
 // that was sent but not answered gives a [*dispatch.IndeterminateError] with
-// its batch id, since the script may have run. Use [NewClient] for a client
+// its batch id, since the script may have run. With Options.WaitReplicas,
+// an answer whose replicas did not confirm it gives
+// [dispatch.ErrNotReplicated] (wait.go, share.go). Use [NewClient] for a client
 // whose timeouts and retries suit this store.
 package redis
