@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/dispatcher/dispatcher/dispatch"
 	"github.com/dispatcher/dispatcher/store/redis"
@@ -159,29 +162,35 @@ func (l *ledger) lost(t *testing.T, s dispatch.Store) []string {
 }
 
 // TestWaitSentinelFailover reproduces issue 23 with real Sentinel: a
-// primary (min-replicas-to-write 1), one replica, three sentinels. The
-// replica falls behind while it stays connected and acknowledges a stale
-// offset (its stream held by a LagLink), then the primary is SIGKILLed and
-// the held stream thrown away, so the promoted replica lacks everything
-// of the lag. Through a service with WaitReplicas 1, clients dispatch,
-// complete, cancel, register Scales and read all along; a service without
-// WAIT completes, dispatches and reads during the lag too.
-//
-// After the failover, every write the waiting service acknowledged, of
-// every kind, is on the new primary, and every state its reads showed is
-// still there; the service without WAIT lost its acknowledged complete
-// and batch and showed a state that is gone, which shows the test can see
-// a loss. It takes about 10 s.
+// primary (min-replicas-to-write 1), one replica, three sentinels, in
+// lagFailover. It takes about 10 s.
 func TestWaitSentinelFailover(t *testing.T) {
 	primary := redistest.StartWith(t, "--min-replicas-to-write", "1", "--min-replicas-max-lag", "10")
 	link := redistest.NewLagLink(t, primary.Addr())
 	replica := redistest.StartReplica(t, primary, "--replicaof", "127.0.0.1", strconv.Itoa(link.Port()))
 	sentinels := redistest.StartSentinels(t, 3, 2, "dispatch", link.Port(), 1)
 	url := fmt.Sprintf("redis://%s/0?master_name=dispatch", sentinels[0].Addr())
-	ctx := context.Background()
+	lagFailover(t, func(o redis.Options) dispatch.Store { return redis.New(dialClient(t, url, "sentinel"), o) },
+		link, primary, replica)
+}
 
-	waiting := recorder{dispatch.NewService(redis.New(dialClient(t, url, "sentinel"), redis.Options{WaitReplicas: 1, WaitTimeout: 300 * time.Millisecond}), dispatch.Config{}), newLedger()}
-	plain := recorder{dispatch.NewService(redis.New(dialClient(t, url, "sentinel"), redis.Options{}), dispatch.Config{}), newLedger()}
+// lagFailover runs the issue's case: the replica falls behind while it
+// stays connected and acknowledges a stale offset (its stream held by
+// link), then the primary is SIGKILLed and the held stream thrown away, so
+// that the promoted replica lacks everything of the lag. Through a service
+// with WaitReplicas 1, clients dispatch, complete, cancel, register Scales
+// and read all along; a service without WAIT completes, dispatches and
+// reads during the lag too. store makes a Store on the deployment.
+//
+// After the failover, every write the waiting service acknowledged, of
+// every kind, is on the new primary, and every state its reads showed is
+// still there; the service without WAIT lost its acknowledged complete
+// and batch and showed a state that is gone, which shows the test can see
+// a loss.
+func lagFailover(t *testing.T, store func(redis.Options) dispatch.Store, link *redistest.LagLink, primary, replica *redistest.Server) {
+	ctx := context.Background()
+	waiting := recorder{dispatch.NewService(store(redis.Options{WaitReplicas: 1, WaitTimeout: 300 * time.Millisecond}), dispatch.Config{}), newLedger()}
+	plain := recorder{dispatch.NewService(store(redis.Options{}), dispatch.Config{}), newLedger()}
 	if _, _, err := waiting.svc.PutPool(ctx, "p", dispatch.PoolSpec{}); err != nil {
 		t.Fatalf("PutPool: %v", err)
 	}
@@ -318,4 +327,42 @@ func outstandingMatches(t *testing.T, s dispatch.Store, pool string) {
 			t.Errorf("Scale %s after the failover: outstanding %d, but %d assigned orders", sc.CompID, sc.Outstanding, n)
 		}
 	}
+}
+
+// TestWaitClusterFailover runs lagFailover on a Redis Cluster of three
+// primaries with a replica each: the primary of pool p's slot announces
+// itself at a LagLink (cluster-announce-port), so that its replica
+// replicates through the link, and the Cluster, not Sentinel, promotes the
+// replica once the primary is killed (cluster-node-timeout). It takes
+// about 15 s.
+func TestWaitClusterFailover(t *testing.T) {
+	nodes := redistest.StartClusterReplicas(t, 3, 1, 3*time.Second)
+	url := redistest.ClusterURL(nodes)
+	cc := dialClient(t, url, "cluster").(*goredis.ClusterClient)
+	m, err := cc.MasterForKey(context.Background(), "dispatch:{pool:p}:meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	primary := nodeWithAddr(t, nodes, m.Options().Addr)
+	replica := replicaOf(t, nodes, primary)
+	link := redistest.NewLagLink(t, primary.Addr())
+	pc := goredis.NewClient(&goredis.Options{Addr: primary.Addr()})
+	defer pc.Close()
+	// The bus keeps its port; the replica learns the new address by gossip
+	// and replicates from there.
+	for _, kv := range [][2]string{{"cluster-announce-bus-port", strconv.Itoa(primary.Port() + 10000)}, {"cluster-announce-port", strconv.Itoa(link.Port())}} {
+		if err := pc.ConfigSet(context.Background(), kv[0], kv[1]).Err(); err != nil {
+			t.Fatalf("CONFIG SET %s: %v", kv[0], err)
+		}
+	}
+	rc := goredis.NewClient(&goredis.Options{Addr: replica.Addr()})
+	defer rc.Close()
+	if !waitFor(20*time.Second, func() bool {
+		info, err := rc.Info(context.Background(), "replication").Result()
+		return err == nil && strings.Contains(info, fmt.Sprintf("master_port:%d\r", link.Port())) && strings.Contains(info, "master_link_status:up")
+	}) {
+		t.Fatalf("replica %s does not replicate through the link at %s", replica.Addr(), link.Addr())
+	}
+	lagFailover(t, func(o redis.Options) dispatch.Store { return redis.New(dialClient(t, url, "cluster"), o) },
+		link, primary, replica)
 }
