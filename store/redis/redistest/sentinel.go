@@ -62,7 +62,7 @@ func StartSentinels(t testing.TB, n, quorum int, masterName string, port, replic
 		conf := filepath.Join(t.TempDir(), "sentinel.conf")
 		body := fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d %[3]d\n"+
 			"sentinel down-after-milliseconds %[1]s 1000\n"+
-			"sentinel failover-timeout %[1]s 60000\n", masterName, port, quorum)
+			"sentinel failover-timeout %[1]s 10000\n", masterName, port, quorum)
 		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 			t.Fatalf("redistest: sentinel config: %v", err)
 		}
