@@ -189,7 +189,7 @@ func TestWaitSentinelFailover(t *testing.T) {
 // a loss.
 func lagFailover(t *testing.T, store func(redis.Options) dispatch.Store, link *redistest.LagLink, primary, replica *redistest.Server) {
 	ctx := context.Background()
-	waiting := recorder{dispatch.NewService(store(redis.Options{WaitReplicas: 1, WaitTimeout: 300 * time.Millisecond}), dispatch.Config{}), newLedger()}
+	waiting := recorder{dispatch.NewService(store(redis.Options{WaitReplicas: 1, WaitTimeout: time.Second}), dispatch.Config{}), newLedger()}
 	plain := recorder{dispatch.NewService(store(redis.Options{}), dispatch.Config{}), newLedger()}
 	if _, _, err := waiting.svc.PutPool(ctx, "p", dispatch.PoolSpec{}); err != nil {
 		t.Fatalf("PutPool: %v", err)
@@ -244,20 +244,25 @@ func lagFailover(t *testing.T, store func(redis.Options) dispatch.Store, link *r
 
 	link.Hold()
 	time.Sleep(200 * time.Millisecond)
-	// The smallest case, through the waiting service: none of it is
-	// acknowledged, nor shown by a read.
-	for name, err := range map[string]error{
-		"complete o1":  waiting.complete(ctx, "o1"),
-		"cancel o2":    waiting.cancel(ctx, "o2"),
-		"PUT Scale D":  waiting.putScale(ctx, "D"),
-		"dispatch o5":  waiting.dispatch(ctx, "o5"),
-		"list Scales":  waiting.listScales(ctx),
-		"read o1 back": func() error { _, err := waiting.read(ctx, "o1"); return err }(),
-	} {
-		if !errors.Is(err, dispatch.ErrNotReplicated) {
-			t.Errorf("%s with the replica behind: %v, want ErrNotReplicated", name, err)
-		}
+	// The smallest case, through the waiting service, at once: none
+	// of it is acknowledged, nor shown by a read.
+	cases := map[string]func() error{
+		"complete o1":  func() error { return waiting.complete(ctx, "o1") },
+		"cancel o2":    func() error { return waiting.cancel(ctx, "o2") },
+		"PUT Scale D":  func() error { return waiting.putScale(ctx, "D") },
+		"dispatch o5":  func() error { return waiting.dispatch(ctx, "o5") },
+		"list Scales":  func() error { return waiting.listScales(ctx) },
+		"read o1 back": func() error { _, err := waiting.read(ctx, "o1"); return err },
 	}
+	var cwg sync.WaitGroup
+	for name, f := range cases {
+		cwg.Go(func() {
+			if err := f(); !errors.Is(err, dispatch.ErrNotReplicated) {
+				t.Errorf("%s with the replica behind: %v, want ErrNotReplicated", name, err)
+			}
+		})
+	}
+	cwg.Wait()
 	// And through the service without WAIT: acknowledged and shown.
 	if err := plain.complete(ctx, "o3"); err != nil {
 		t.Fatalf("complete o3 without WAIT: %v", err)

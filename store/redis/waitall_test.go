@@ -140,7 +140,7 @@ func setUpEveryOp(t testing.TB, s dispatch.Store, n int) {
 func TestWaitEveryAnswer(t *testing.T) {
 	l := startLagged(t)
 	c := newClient(t, l.primary)
-	s := redis.New(c, redis.Options{WaitReplicas: 1, WaitTimeout: 300 * time.Millisecond})
+	s := redis.New(c, redis.Options{WaitReplicas: 1, WaitTimeout: time.Second})
 	onReplica := redis.New(newClient(t, l.replica), redis.Options{})
 	poolWithScales(t, s, "p", 2)
 	setUpEveryOp(t, s, 0)
@@ -155,8 +155,16 @@ func TestWaitEveryAnswer(t *testing.T) {
 	}
 
 	l.link.Hold()
-	for _, op := range everyOp(1) {
-		err := op.do(s)
+	// At once: they share their WAITs, so this takes a wait timeout or two.
+	ops := everyOp(1)
+	errs := make([]error, len(ops))
+	var wg sync.WaitGroup
+	for i, op := range ops {
+		wg.Go(func() { errs[i] = op.do(s) })
+	}
+	wg.Wait()
+	for i, op := range ops {
+		err := errs[i]
 		if !errors.Is(err, dispatch.ErrNotReplicated) {
 			t.Errorf("%s with the replica behind: got %v, want ErrNotReplicated", op.name, err)
 			continue
