@@ -91,6 +91,9 @@ var problemTypes = []problemType{
 	// write is applied, but no replica confirmed it in time.
 	notReplicatedProblem,
 	{dispatch.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "Store unavailable"},
+	// DISPATCHER_MAX_WATCHERS streams are open on this replica: another
+	// replica, or this one later, may take the watch.
+	{errTooManyWatchers, http.StatusServiceUnavailable, "too-many-watchers", "Too many watchers"},
 	// A store call that ran past the request deadline (Options.RequestTimeout)
 	// is a store that did not answer, whether or not the store wrapped the
 	// context's error in dispatch.ErrUnavailable.

@@ -61,6 +61,16 @@ type Options struct {
 	// Version is the service's version, shown by GET /healthz and
 	// /readyz; empty, they show none.
 	Version string
+	// MaxWatchers bounds the open watch streams (GET …/watch) of this
+	// handler (default DefaultMaxWatchers); one more is answered 503.
+	MaxWatchers int
+	// Stopping, when closed, ends every open watch stream: close it when
+	// the server begins to shut down (http.Server.RegisterOnShutdown), so
+	// that the drain does not wait for streams that never end.
+	Stopping <-chan struct{}
+	// WatchKeepAlive is how often a quiet watch stream sends a comment
+	// line (default 15 s).
+	WatchKeepAlive time.Duration
 }
 
 // server holds what the handlers share.
@@ -77,6 +87,10 @@ type server struct {
 	spec       []byte
 	version    string
 	mux        *chi.Mux
+
+	watchers  *hub
+	stopping  <-chan struct{}
+	keepAlive time.Duration
 }
 
 // New returns the HTTP handler of the v1 API over svc. It panics if svc is
@@ -100,6 +114,12 @@ func New(svc *dispatch.Service, opts Options) http.Handler {
 	if opts.Limiter == nil {
 		opts.Limiter = NewLocalLimiter(nil)
 	}
+	if opts.MaxWatchers <= 0 {
+		opts.MaxWatchers = DefaultMaxWatchers
+	}
+	if opts.WatchKeepAlive <= 0 {
+		opts.WatchKeepAlive = keepAliveEvery
+	}
 	s := &server{
 		svc:        svc,
 		maxBody:    opts.MaxBody,
@@ -112,7 +132,11 @@ func New(svc *dispatch.Service, opts Options) http.Handler {
 		spec:       opts.Spec,
 		version:    opts.Version,
 		mux:        chi.NewRouter(),
+
+		stopping:  opts.Stopping,
+		keepAlive: opts.WatchKeepAlive,
 	}
+	s.watchers = newHub(svc.Snapshot, s.encodeSnapshot, opts.MaxWatchers, opts.RequestTimeout)
 	s.routes()
 	return s.mux
 }
@@ -123,7 +147,7 @@ func (s *server) routes() {
 	r := s.mux
 	// middleware.GetHead: HEAD goes wherever GET does (RFC 9110 §9.3.2),
 	// for load balancers' and uptime checkers' probes.
-	r.Use(requestID, echoRequestID, s.observe, s.recoverPanics, deadline(s.timeout), middleware.GetHead)
+	r.Use(requestID, echoRequestID, s.observe, s.recoverPanics, deadline(s.timeout, isWatch), middleware.GetHead)
 	r.NotFound(s.handle(s.notFound))
 	r.MethodNotAllowed(s.handle(s.methodNotAllowed))
 
@@ -149,6 +173,7 @@ func (s *server) routes() {
 		r.Post("/v1/pools/{pool}/orders/{orderId}/cancel", s.v1(s.cancelOrder))
 		r.Post("/v1/pools/{pool}/completions", s.v1(s.completeOrders))
 		r.Get("/v1/pools/{pool}/table", s.v1(s.table))
+		r.Get("/v1/pools/{pool}/watch", s.v1(s.watch, "intervalMs"))
 	})
 
 	// Admins only: create, change and remove pools and Scales, and read the

@@ -52,6 +52,8 @@ type config struct {
 	RateLimitOnError string
 	// MetricsMaxPools caps the distinct pool label values of the metrics.
 	MetricsMaxPools int
+	// MaxWatchers caps the open watch streams (GET …/watch) of a replica.
+	MaxWatchers int
 	// RedisWaitReplicas, if positive, is how many Redis replicas must
 	// acknowledge (WAIT) what an answer rests on, every write's and every
 	// read's, before it is given; fewer within RedisWaitTimeout answer 503
@@ -99,6 +101,7 @@ func defaultConfig() config {
 		WriteTimeout:        60 * time.Second,
 		IdleTimeout:         120 * time.Second,
 		MetricsMaxPools:     100,
+		MaxWatchers:         1000,
 		TokensCheckInterval: time.Second,
 		RateLimitOnError:    "open",
 		RedisWaitTimeout:    redis.DefaultWaitTimeout,
@@ -212,6 +215,7 @@ Flags:
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, usageOf("least level logged: debug, info (a line per request), warn or error", "LOG_LEVEL"))
 	str(&c.DebugAddr, "debug-addr", "DEBUG_ADDR", "listen address of the pprof debug listener, e.g. 127.0.0.1:6060; empty serves none")
 	num(&c.MetricsMaxPools, "metrics-max-pools", "METRICS_MAX_POOLS", "distinct pool labels in the metrics; further pools are reported as _other")
+	num(&c.MaxWatchers, "max-watchers", "MAX_WATCHERS", "open watch streams (GET /v1/pools/{pool}/watch) per replica; more are answered 503")
 	var adminFile, clientFile string
 	str(&adminFile, "admin-tokens-file", "ADMIN_TOKENS_FILE", "file of admin bearer tokens, one a line or comma-separated; DISPATCHER_ADMIN_TOKENS gives them inline instead")
 	str(&clientFile, "client-tokens-file", "CLIENT_TOKENS_FILE", "file of client bearer tokens, one a line or comma-separated; DISPATCHER_CLIENT_TOKENS gives them inline instead")
@@ -331,6 +335,9 @@ func (c config) Validate() error {
 	}
 	if c.RateLimitOnError != "open" && c.RateLimitOnError != "closed" {
 		errs = append(errs, fmt.Errorf("rate limit on error %q: want open or closed", c.RateLimitOnError))
+	}
+	if c.MaxWatchers < 1 || c.MaxWatchers > 100000 {
+		errs = append(errs, fmt.Errorf("max watchers %d: want 1 to 100000", c.MaxWatchers))
 	}
 	if c.MetricsMaxPools < 0 || c.MetricsMaxPools > 10000 {
 		errs = append(errs, fmt.Errorf("metrics max pools %d: want 0 to 10000", c.MetricsMaxPools))

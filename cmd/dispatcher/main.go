@@ -93,6 +93,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		CoalesceCalls:    cfg.CoalesceCalls,
 		ObserveCoalesced: metrics.ObserveCoalesced,
 	})
+	// Closed when the drain begins, so that watch streams end rather than
+	// hold it until DISPATCHER_SHUTDOWN_TIMEOUT.
+	stopping := make(chan struct{})
 	handler := api.New(svc, api.Options{
 		MaxBody:             cfg.MaxBody,
 		RequestTimeout:      cfg.RequestTimeout,
@@ -105,6 +108,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Logger:              log,
 		Spec:                dispatcher.OpenAPI,
 		Version:             build.Version,
+		MaxWatchers:         cfg.MaxWatchers,
+		Stopping:            stopping,
 	})
 
 	// Open the listeners first so that a bad or busy address fails start-up.
@@ -126,6 +131,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	srv.RegisterOnShutdown(func() { close(stopping) })
 	log.Info("listening", "addr", ln.Addr().String(), "version", build.Version, "revision", build.Revision, "maxBatch", cfg.MaxBatch, "maxBody", cfg.MaxBody,
 		"orderRetention", cfg.Retention.String(), "idempotencyTTL", cfg.IdempotencyTTL.String(), "requestTimeout", cfg.RequestTimeout.String(),
 		"auth", authSummary(cfg.AdminTokens, cfg.ClientTokens, cfg.FileTokens), "metricsMaxPools", cfg.MetricsMaxPools)

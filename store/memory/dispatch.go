@@ -245,6 +245,7 @@ func (p *pool) commit(pl plan, req dispatch.DispatchRequest) {
 		sc.assigned[o.ID] = o
 		sc.Outstanding++
 	}
+	p.counters.Dispatched += int64(len(req.Orders))
 }
 
 // GetBatch returns a recorded batch: ErrPoolNotFound, ErrBatchNotFound

@@ -108,6 +108,11 @@ func (p *pool) release(sc *scale, o *order, state dispatch.OrderState, now time.
 	delete(sc.assigned, o.ID)
 	sc.Outstanding--
 	p.finish(o, state, now)
+	if state == dispatch.Completed {
+		p.counters.Completed++
+	} else {
+		p.counters.Cancelled++
+	}
 }
 
 // finish ends an order in state at now and schedules its removal.

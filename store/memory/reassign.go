@@ -72,6 +72,7 @@ func (s *Store) Reassign(_ context.Context, req dispatch.ReassignRequest) ([]dis
 			out = append(out, dispatch.Assignment{OrderID: o.ID, CompID: to.CompID})
 		}
 		p.settle([]prior{was})
+		p.counters.Moved += n
 		p.state = state
 		p.sweep(req.Now)
 		return nil

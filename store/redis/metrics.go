@@ -39,6 +39,7 @@ var scriptNames = map[*goredis.Script]string{
 	scriptReassign:    "reassign",
 	scriptScaleOrders: "scale_orders",
 	scriptRead:        "read",
+	scriptWatch:       "watch",
 }
 
 // NewMetrics registers the store's collectors on reg and returns them. It

@@ -24,6 +24,7 @@ var (
 	scriptReassign    = loadScript("waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "reassign.lua")
 	scriptScaleOrders = loadScript("scale_orders.lua")
 	scriptRead        = loadScript("read.lua")
+	scriptWatch       = loadScript("watch.lua")
 )
 
 // loadScript makes a script, which binds its keys (lib.lua's enter) as it

@@ -111,6 +111,9 @@ func tests() []suiteTest {
 		{"Concurrency/Mixed", Options{}, testConcurrentMixed},
 		{"Service/Dispatch", Options{}, testServiceDispatch},
 		{"Service/Orders", Options{}, testServiceOrders},
+		{"Watch/Counters", Options{}, testCounters},
+		{"Watch/Snapshot", Options{}, testSnapshot},
+		{"Watch/SnapshotLarge", Options{}, testSnapshotLarge},
 	}
 }
 
