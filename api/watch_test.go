@@ -405,4 +405,3 @@ func (s *failingStore) Snapshot(ctx context.Context, pool string, edge, buckets 
 	}
 	return s.Store.Snapshot(ctx, pool, edge, buckets)
 }
-
