@@ -55,6 +55,7 @@ const (
 	ProblemUnavailable         ProblemType = "unavailable"            // 503
 	ProblemOutcomeUnknown      ProblemType = "outcome-unknown"        // 503
 	ProblemNotReplicated       ProblemType = "not-replicated"         // 503
+	ProblemTooManyWatchers     ProblemType = "too-many-watchers"      // 503
 )
 
 // Sentinel errors, one per problem type that a caller may want to tell
@@ -86,6 +87,7 @@ var (
 	ErrUnavailable         = &Error{Type: ProblemUnavailable}
 	ErrOutcomeUnknown      = &Error{Type: ProblemOutcomeUnknown}
 	ErrNotReplicated       = &Error{Type: ProblemNotReplicated}
+	ErrTooManyWatchers     = &Error{Type: ProblemTooManyWatchers}
 )
 
 // Error is an error the service answered: the RFC 9457 problem of its body
