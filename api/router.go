@@ -156,6 +156,9 @@ func (s *server) routes() {
 		r.Get("/healthz", s.handle(s.healthz))
 		r.Get("/readyz", s.handle(s.readyz))
 		r.Get("/openapi.yaml", s.handle(s.openAPI))
+		// The dashboard's files; its data calls carry the user's token.
+		r.Get("/ui/*", uiHandler().ServeHTTP)
+		r.Get("/ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently).ServeHTTP)
 	})
 
 	// Clients (and admins): dispatch, complete, cancel and read.
