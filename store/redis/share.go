@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,10 +26,11 @@ import (
 // That makes one WAIT enough for every command that was answered before
 // its mark was sent, whichever connection, pool or client ran it: a
 // round. Callers of one primary join the round that has not yet sent its
-// mark; one round at a time is in flight, and the callers that arrive
-// meanwhile make the next. Under load a round serves every command
-// answered during the round before it, so WAITs cost one round trip per
-// round rather than per command (TestWaitShared, BenchmarkWaitMixed).
+// mark, which is sent at once unless maxRoundsInFlight rounds are in
+// flight; then it collects the callers that arrive until one of those
+// answers. Under load a round serves every command answered meanwhile, so
+// WAITs cost Redis one mark and WAIT per round rather than per command
+// (TestWaitShared, BenchmarkWaitMixed).
 
 // waiters holds the rounds of each primary, by node address ("" for the
 // one primary of a Client that is not a Cluster's).
@@ -53,26 +55,34 @@ func (w *waiters) of(node string) *primaryRounds {
 	return p
 }
 
+// maxRoundsInFlight is how many rounds of one primary may be in flight at
+// once. One would make a caller wait for the round in flight and then its
+// own, 1.5 rounds on average; a few keep that near one round while callers
+// that arrive when all are in flight still share the next.
+const maxRoundsInFlight = 4
+
 // primaryRounds are the rounds of one primary.
 type primaryRounds struct {
 	policy   waitPolicy
 	unshared bool
 	mu       sync.Mutex
-	busy     bool   // a round is in flight
+	inFlight []*round
 	next     *round // the round that callers join, not yet sent
 }
 
 // round is one mark and WAIT, which answers every caller that joined it.
 type round struct {
-	c    pipeliner // where the first caller's command ran
-	mark string    // a key of that caller, in its slot
-	done chan struct{}
-	err  error // set before done closes
+	c      pipeliner // where the first caller's command ran
+	mark   string    // a key of that caller, in its slot
+	before []*round  // the rounds in flight when it opened
+	done   chan struct{}
+	err    error // set before done closes
+	failed bool  // its own WAIT failed; set before done closes
 }
 
 // join returns the round that will confirm every write the primary had
-// applied when join was called. It starts the round at once when none is
-// in flight.
+// applied when join was called, and sends it at once unless
+// maxRoundsInFlight are in flight.
 func (p *primaryRounds) join(c pipeliner, mark string) *round {
 	if p.unshared {
 		r := &round{c: c, mark: mark, done: make(chan struct{})}
@@ -82,44 +92,47 @@ func (p *primaryRounds) join(c pipeliner, mark string) *round {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.next == nil {
-		p.next = &round{c: c, mark: mark, done: make(chan struct{})}
+		p.next = &round{c: c, mark: mark, before: slices.Clone(p.inFlight), done: make(chan struct{})}
 	}
 	r := p.next
-	if !p.busy {
-		p.busy = true
-		go p.run()
+	if len(p.inFlight) < maxRoundsInFlight {
+		p.start()
 	}
 	return r
 }
 
-// run sends the rounds one after another while callers wait.
+// start sends the open round; p.mu is held.
+func (p *primaryRounds) start() {
+	r := p.next
+	p.next = nil
+	p.inFlight = append(p.inFlight, r)
+	go p.finish(r)
+}
+
+// finish sends r, then answers it once the rounds before it have answered.
 //
-// A round that follows one that failed fails too, without asking Redis:
+// A round fails if one that was in flight when it opened failed its WAIT:
 // its callers' commands were answered while the primary was failing, and
-// by the time it would be sent a failover may have put another primary
-// behind the same client, whose replicas would confirm writes they never
-// held from a primary that never had them.
-func (p *primaryRounds) run() {
-	failed := false
-	for {
-		p.mu.Lock()
-		r := p.next
-		p.next = nil
-		if r == nil {
-			p.busy = false
-			p.mu.Unlock()
-			return
+// by the time it was sent a failover may have put another primary behind
+// the same client, whose replicas would confirm writes they never held
+// from a primary that never had them.
+func (p *primaryRounds) finish(r *round) {
+	err := p.send(r)
+	r.failed = err != nil
+	for _, b := range r.before {
+		<-b.done
+		if err == nil && b.failed {
+			err = notReplicated(errors.New("answered while an earlier WAIT failed"))
 		}
-		p.mu.Unlock()
-		if failed {
-			r.err = notReplicated(errors.New("answered while the WAIT before it failed"))
-			failed = false
-		} else {
-			r.err = p.send(r)
-			failed = r.err != nil
-		}
-		close(r.done)
 	}
+	r.err, r.before = err, nil
+	p.mu.Lock()
+	p.inFlight = slices.DeleteFunc(p.inFlight, func(x *round) bool { return x == r })
+	if p.next != nil {
+		p.start()
+	}
+	p.mu.Unlock()
+	close(r.done)
 }
 
 // send writes r's mark and WAITs for it on one connection, within the
