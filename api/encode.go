@@ -182,5 +182,6 @@ func toTable(t dispatch.Table) tableJSON {
 }
 
 type statusJSON struct {
-	Status string `json:"status"`
+	Status  string `json:"status"`
+	Version string `json:"version,omitempty"`
 }

@@ -89,7 +89,13 @@ var problemTypes = []problemType{
 	// around the context's error.
 	clientClosedProblem,
 
+	// Before ErrUnavailable, which it wraps: the store did answer, and a
+	// write is applied, but no replica confirmed it in time.
+	notReplicatedProblem,
 	{dispatch.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "Store unavailable"},
+	// DISPATCHER_MAX_WATCHERS streams are open on this replica: another
+	// replica, or this one later, may take the watch.
+	{errTooManyWatchers, http.StatusServiceUnavailable, "too-many-watchers", "Too many watchers"},
 	// A store call that ran past the request deadline (Options.RequestTimeout)
 	// is a store that did not answer, whether or not the store wrapped the
 	// context's error in dispatch.ErrUnavailable.
@@ -107,6 +113,12 @@ var clientClosedProblem = problemType{context.Canceled, statusClientClosedReques
 // may have been applied, and the problem names it.
 var outcomeUnknownProblem = problemType{nil, http.StatusServiceUnavailable, "outcome-unknown", "Outcome unknown"}
 
+// notReplicatedProblem answers dispatch.ErrNotReplicated: the store's
+// primary answered, but too few replicas confirmed in time what the answer
+// rests on, so it is held back. Unlike outcome-unknown the store did
+// answer: a write is applied on the primary, and a failover could undo it.
+var notReplicatedProblem = problemType{dispatch.ErrNotReplicated, http.StatusServiceUnavailable, "not-replicated", "Not yet on a replica"}
+
 // internalProblem answers every error that problemTypes does not list.
 var internalProblem = problemType{nil, http.StatusInternalServerError, "internal", "Internal server error"}
 
@@ -117,6 +129,9 @@ func classify(err error) problemType {
 		// reads the answer, and it is the client's doing, as below.
 		if errors.Is(err, context.Canceled) {
 			return clientClosedProblem
+		}
+		if errors.Is(err, dispatch.ErrNotReplicated) {
+			return notReplicatedProblem
 		}
 		return outcomeUnknownProblem
 	}

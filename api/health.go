@@ -12,7 +12,7 @@ import (
 
 // healthz answers 200 while the process serves: it checks no dependency.
 func (s *server) healthz(w http.ResponseWriter, _ *http.Request) error {
-	writeJSON(w, http.StatusOK, statusJSON{Status: "ok"})
+	writeJSON(w, http.StatusOK, statusJSON{Status: "ok", Version: s.version})
 	return nil
 }
 
@@ -32,7 +32,7 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	writeJSON(w, http.StatusOK, statusJSON{Status: "ok"})
+	writeJSON(w, http.StatusOK, statusJSON{Status: "ok", Version: s.version})
 	return nil
 }
 

@@ -80,9 +80,15 @@ func requestID(next http.Handler) http.Handler {
 // deadline bounds every request's context, and so every store call made
 // with it, by d. A store call that runs past it fails with
 // context.DeadlineExceeded (or the store's ErrUnavailable), answered 503.
-func deadline(d time.Duration) func(http.Handler) http.Handler {
+// Streams (stream(r)) are left without: each of their store reads has a
+// deadline of its own (hub.timeout).
+func deadline(d time.Duration, stream func(*http.Request) bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if stream(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
 			ctx, cancel := context.WithTimeout(r.Context(), d)
 			defer cancel()
 			next.ServeHTTP(w, r.WithContext(ctx))

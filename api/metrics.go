@@ -130,6 +130,17 @@ func NewMetrics(reg *prometheus.Registry, maxPools int) *Metrics {
 // Registry returns the registry served at GET /metrics.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
+// RegisterBuildInfo registers dispatcher_build_info, a gauge of 1 whose
+// labels name the running build: version, revision and the Go version.
+// It panics when called twice on one registry.
+func (m *Metrics) RegisterBuildInfo(version, revision, goVersion string) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "dispatcher_build_info",
+		Help:        "The running build: 1, labelled by version, revision and goversion.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": goVersion},
+	}, func() float64 { return 1 }))
+}
+
 // PoolLabel returns the label value of pool: the pool's name for the first
 // MaxPools distinct pools it is asked about, OtherPool for any other.
 // Slots are never freed: a process sees at most MaxPools pool series per

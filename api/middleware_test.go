@@ -227,7 +227,7 @@ func TestBodyLimitStreamed(t *testing.T) {
 }
 
 // TestRoutesMatchSpec checks that the router serves exactly the operations
-// of openapi.yaml.
+// of openapi.yaml, and the dashboard's page (/ui/, not an operation).
 func TestRoutesMatchSpec(t *testing.T) {
 	h := api.New(dispatch.NewService(memory.New(memory.Options{}), dispatch.Config{}), api.Options{})
 	routes, ok := h.(chi.Routes)
@@ -235,10 +235,18 @@ func TestRoutesMatchSpec(t *testing.T) {
 		t.Fatalf("api.New returns %T, not a chi router", h)
 	}
 	var served []string
+	var page []string
 	err := chi.Walk(routes, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if route == "/ui" || route == "/ui/*" {
+			page = append(page, method+" "+route)
+			return nil
+		}
 		served = append(served, method+" "+route)
 		return nil
 	})
+	if slices.Sort(page); !slices.Equal(page, []string{"GET /ui", "GET /ui/*"}) {
+		t.Errorf("dashboard routes: got %v, want GET /ui and GET /ui/*", page)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,11 @@ type problem struct {
 const (
 	detailInternal       = "internal server error; the request id identifies it in the server log"
 	detailUnavailable    = "the store is unavailable; retry later"
-	detailOutcomeUnknown = "the batch may have been applied: the store did not answer, or too few replicas confirmed it in time; "
+	detailOutcomeUnknown = "the batch may have been applied: the store did not answer; "
+	// not-replicated, for a batch, another write, and a read
+	detailNotReplicatedBatch = "the batch is applied on the store's primary but not yet on a replica, so a failover now could undo it; "
+	detailNotReplicatedWrite = "the write is applied on the store's primary but not yet on a replica, so a failover now could undo it; retry it: a retry applies it once and answers once a replica has it"
+	detailNotReplicatedRead  = "what this answer would show is on the store's primary but not yet on a replica, so a failover now could undo it; retry later"
 	// what to do then, with and without an Idempotency-Key
 	detailRetryKeyed   = "get it by its batchId, or retry with the same Idempotency-Key"
 	detailRetryUnkeyed = "get it by its batchId before sending its orders again; batches sent with an Idempotency-Key can be retried as they are"
@@ -49,6 +53,18 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		p.Detail, p.BatchID = detailOutcomeUnknown+detailRetryUnkeyed, ind.BatchID
 		if r.Header.Get(idempotencyKeyHeader) != "" {
 			p.Detail = detailOutcomeUnknown + detailRetryKeyed
+		}
+		s.logError(r, slog.LevelWarn, err)
+	case notReplicatedProblem:
+		p.Detail = detailNotReplicatedWrite
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			p.Detail = detailNotReplicatedRead
+		}
+		if ind, ok := errors.AsType[*dispatch.IndeterminateError](err); ok {
+			p.Detail, p.BatchID = detailNotReplicatedBatch+detailRetryUnkeyed, ind.BatchID
+			if r.Header.Get(idempotencyKeyHeader) != "" {
+				p.Detail = detailNotReplicatedBatch + detailRetryKeyed
+			}
 		}
 		s.logError(r, slog.LevelWarn, err)
 	case clientClosedProblem:

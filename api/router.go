@@ -58,6 +58,19 @@ type Options struct {
 	// Spec is the OpenAPI document served at GET /openapi.yaml as
 	// application/yaml; without it that route answers 404.
 	Spec []byte
+	// Version is the service's version, shown by GET /healthz and
+	// /readyz; empty, they show none.
+	Version string
+	// MaxWatchers bounds the open watch streams (GET …/watch) of this
+	// handler (default DefaultMaxWatchers); one more is answered 503.
+	MaxWatchers int
+	// Stopping, when closed, ends every open watch stream: close it when
+	// the server begins to shut down (http.Server.RegisterOnShutdown), so
+	// that the drain does not wait for streams that never end.
+	Stopping <-chan struct{}
+	// WatchKeepAlive is how often a quiet watch stream sends a comment
+	// line (default 15 s).
+	WatchKeepAlive time.Duration
 }
 
 // server holds what the handlers share.
@@ -72,7 +85,12 @@ type server struct {
 	metrics    *Metrics
 	log        *slog.Logger
 	spec       []byte
+	version    string
 	mux        *chi.Mux
+
+	watchers  *hub
+	stopping  <-chan struct{}
+	keepAlive time.Duration
 }
 
 // New returns the HTTP handler of the v1 API over svc. It panics if svc is
@@ -96,6 +114,12 @@ func New(svc *dispatch.Service, opts Options) http.Handler {
 	if opts.Limiter == nil {
 		opts.Limiter = NewLocalLimiter(nil)
 	}
+	if opts.MaxWatchers <= 0 {
+		opts.MaxWatchers = DefaultMaxWatchers
+	}
+	if opts.WatchKeepAlive <= 0 {
+		opts.WatchKeepAlive = keepAliveEvery
+	}
 	s := &server{
 		svc:        svc,
 		maxBody:    opts.MaxBody,
@@ -106,8 +130,13 @@ func New(svc *dispatch.Service, opts Options) http.Handler {
 		metrics:    opts.Metrics,
 		log:        opts.Logger,
 		spec:       opts.Spec,
+		version:    opts.Version,
 		mux:        chi.NewRouter(),
+
+		stopping:  opts.Stopping,
+		keepAlive: opts.WatchKeepAlive,
 	}
+	s.watchers = newHub(svc.Snapshot, s.encodeSnapshot, opts.MaxWatchers, opts.RequestTimeout)
 	s.routes()
 	return s.mux
 }
@@ -118,7 +147,7 @@ func (s *server) routes() {
 	r := s.mux
 	// middleware.GetHead: HEAD goes wherever GET does (RFC 9110 §9.3.2),
 	// for load balancers' and uptime checkers' probes.
-	r.Use(requestID, echoRequestID, s.observe, s.recoverPanics, deadline(s.timeout), middleware.GetHead)
+	r.Use(requestID, echoRequestID, s.observe, s.recoverPanics, deadline(s.timeout, isWatch), middleware.GetHead)
 	r.NotFound(s.handle(s.notFound))
 	r.MethodNotAllowed(s.handle(s.methodNotAllowed))
 
@@ -127,6 +156,9 @@ func (s *server) routes() {
 		r.Get("/healthz", s.handle(s.healthz))
 		r.Get("/readyz", s.handle(s.readyz))
 		r.Get("/openapi.yaml", s.handle(s.openAPI))
+		// The dashboard's files; its data calls carry the user's token.
+		r.Get("/ui/*", uiHandler().ServeHTTP)
+		r.Get("/ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently).ServeHTTP)
 	})
 
 	// Clients (and admins): dispatch, complete, cancel and read.
@@ -148,6 +180,7 @@ func (s *server) routes() {
 		// tokens (DESIGN §8), and neither can change a Scale's state.
 		r.Post("/v1/pools/{pool}/scales/{compId}/heartbeat", s.v1(s.heartbeat))
 		r.Post("/v1/pools/{pool}/orders/{orderId}/fail", s.v1(s.failOrder))
+		r.Get("/v1/pools/{pool}/watch", s.v1(s.watch, "intervalMs"))
 	})
 
 	// Admins only: create, change and remove pools and Scales, and read the

@@ -178,7 +178,8 @@ func retryable(err error, mode retryMode) bool {
 	case e.Status == http.StatusTooManyRequests:
 		return true
 	case e.Status == http.StatusServiceUnavailable:
-		return mode == retryAll || e.Type != ProblemOutcomeUnknown
+		// not-replicated: applied on the store's primary, not yet on a replica
+		return mode == retryAll || (e.Type != ProblemOutcomeUnknown && e.Type != ProblemNotReplicated)
 	}
 	return false
 }

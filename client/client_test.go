@@ -74,6 +74,8 @@ func TestRetryable(t *testing.T) {
 		{&Error{Status: 503, Type: ProblemUnavailable}, retryRefused, true},
 		{&Error{Status: 503, Type: ProblemOutcomeUnknown}, retryAll, true},
 		{&Error{Status: 503, Type: ProblemOutcomeUnknown}, retryRefused, false},
+		{&Error{Status: 503, Type: ProblemNotReplicated}, retryAll, true},
+		{&Error{Status: 503, Type: ProblemNotReplicated}, retryRefused, false},
 		{&Error{Status: 409, Type: ProblemOrderExists}, retryAll, false},
 		{&Error{Status: 500, Type: ProblemInternal}, retryAll, false},
 	} {

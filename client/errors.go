@@ -56,6 +56,8 @@ const (
 	ProblemInternal            ProblemType = "internal"               // 500
 	ProblemUnavailable         ProblemType = "unavailable"            // 503
 	ProblemOutcomeUnknown      ProblemType = "outcome-unknown"        // 503
+	ProblemNotReplicated       ProblemType = "not-replicated"         // 503
+	ProblemTooManyWatchers     ProblemType = "too-many-watchers"      // 503
 )
 
 // Sentinel errors, one per problem type that a caller may want to tell
@@ -86,6 +88,8 @@ var (
 	ErrRateLimited         = &Error{Type: ProblemRateLimited}
 	ErrUnavailable         = &Error{Type: ProblemUnavailable}
 	ErrOutcomeUnknown      = &Error{Type: ProblemOutcomeUnknown}
+	ErrNotReplicated       = &Error{Type: ProblemNotReplicated}
+	ErrTooManyWatchers     = &Error{Type: ProblemTooManyWatchers}
 )
 
 // Error is an error the service answered: the RFC 9457 problem of its body
@@ -100,7 +104,9 @@ type Error struct {
 	// Status is the HTTP status of the answer.
 	Status int
 	// BatchID names, for outcome-unknown, the batch that may have been
-	// applied: get it with GetBatch, or retry with the same key.
+	// applied: get it with GetBatch, or retry with the same key; for
+	// not-replicated, the batch applied on the store's primary but not yet
+	// on a replica.
 	BatchID string
 	// RequestID is the answer's X-Request-Id, under which the service
 	// logged the request.

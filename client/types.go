@@ -256,5 +256,6 @@ type Table struct {
 
 // Health is the answer of the probes.
 type Health struct {
-	Status string `json:"status"`
+	Status  string `json:"status"`
+	Version string `json:"version,omitempty"`
 }

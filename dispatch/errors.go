@@ -84,9 +84,18 @@ var ErrUnavailable = errors.New("store unavailable")
 // indeterminate, and a retry is safe.
 var ErrNotSent = fmt.Errorf("%w: not sent", ErrUnavailable)
 
+// ErrNotReplicated is an ErrUnavailable of a store whose primary answered
+// but whose replicas did not confirm in time what the answer rests on (a
+// Redis store with WAIT on): a write is applied on the primary, or a read
+// saw such a write, and a failover now could undo it. The answer is held
+// back. A dispatch that fails with it is an *IndeterminateError that
+// wraps it, naming the batch.
+var ErrNotReplicated = fmt.Errorf("%w: not yet confirmed by a replica", ErrUnavailable)
+
 // IndeterminateError is a dispatch whose outcome is unknown: the store may
-// have applied the batch but did not answer, or did not confirm that enough
-// replicas hold it. BatchID names the batch so the
+// have applied the batch but did not answer, or applied it but did not
+// confirm that enough replicas hold it (then Err wraps ErrNotReplicated).
+// BatchID names the batch so the
 // caller can look it up or retry with its Idempotency-Key. It unwraps to
 // ErrUnavailable.
 type IndeterminateError struct {

@@ -109,6 +109,12 @@ type Store interface {
 	// Table returns the waterfill table over the pool's eligible Scales,
 	// by their recorded health (it settles nothing). ErrPoolNotFound.
 	Table(ctx context.Context, pool string) (Table, error)
+	// Snapshot reads the pool, its counters and its Scales in one atomic
+	// read: every Scale if there are at most 2 × edge, else the edge lowest
+	// and the edge highest by (orderCount, compId) and a histogram of all
+	// of them in buckets buckets of HistogramWidth. It leaves At zero.
+	// ErrPoolNotFound.
+	Snapshot(ctx context.Context, pool string, edge, buckets int) (Snapshot, error)
 
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error

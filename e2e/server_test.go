@@ -41,18 +41,22 @@ var stores = []struct {
 	open func(testing.TB) dispatch.Store
 }{
 	{"memory", func(testing.TB) dispatch.Store { return memory.New(memory.Options{}) }},
-	{"redis", func(t testing.TB) dispatch.Store {
-		srv := redistest.Start(t)
-		c, err := redis.NewClient(srv.URL(), "single")
-		if err != nil {
-			t.Fatalf("redis.NewClient: %v", err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		if err := c.Ping(context.Background()).Err(); err != nil {
-			t.Fatalf("ping: %v", err)
-		}
-		return redis.New(c, redis.Options{})
-	}},
+	{"redis", func(t testing.TB) dispatch.Store { return redisStore(t, redis.Options{}) }},
+}
+
+// redisStore returns a Redis store with opts on a redis-server of its own.
+func redisStore(t testing.TB, opts redis.Options) dispatch.Store {
+	t.Helper()
+	srv := redistest.Start(t)
+	c, err := redis.NewClient(srv.URL(), "single")
+	if err != nil {
+		t.Fatalf("redis.NewClient: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+	return redis.New(c, opts)
 }
 
 // eachStore runs f as a subtest on each store.

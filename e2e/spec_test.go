@@ -53,6 +53,7 @@ var clientTypes = map[string]any{
 	"Table":            client.Table{},
 	"Health":           client.Health{},
 	"Problem":          client.Problem{},
+	"Snapshot":         client.Snapshot{},
 }
 
 // enumTypes names the client type whose constants must cover each enum

@@ -52,9 +52,12 @@ type config struct {
 	RateLimitOnError string
 	// MetricsMaxPools caps the distinct pool label values of the metrics.
 	MetricsMaxPools int
+	// MaxWatchers caps the open watch streams (GET …/watch) of a replica.
+	MaxWatchers int
 	// RedisWaitReplicas, if positive, is how many Redis replicas must
-	// acknowledge a batch (WAIT) before it is answered 201; fewer within
-	// RedisWaitTimeout answer 503 outcome-unknown with the batchId.
+	// acknowledge (WAIT) what an answer rests on, every write's and every
+	// read's, before it is given; fewer within RedisWaitTimeout answer 503
+	// not-replicated (a batch's with its batchId).
 	RedisWaitReplicas int
 	RedisWaitTimeout  time.Duration
 	// RedisCAFile, RedisCertFile and RedisKeyFile are PEM files for a
@@ -98,6 +101,7 @@ func defaultConfig() config {
 		WriteTimeout:        60 * time.Second,
 		IdleTimeout:         120 * time.Second,
 		MetricsMaxPools:     100,
+		MaxWatchers:         1000,
 		TokensCheckInterval: time.Second,
 		RateLimitOnError:    "open",
 		RedisWaitTimeout:    redis.DefaultWaitTimeout,
@@ -120,6 +124,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
   dispatcher [flags]             serve the API (each flag also reads its DISPATCHER_ variable)
   dispatcher probe [flags]       check a running service's health (dispatcher probe -h)
   dispatcher simulate [flags]    compare the strategies on one workload (dispatcher simulate -h)
+  dispatcher -version            print the version, the VCS revision and the Go version
   dispatcher token -name NAME    make a token and its line for DISPATCHER_TOKENS_FILE (dispatcher token -h)
 
 Flags:
@@ -183,8 +188,8 @@ Flags:
 	str(&c.RedisCAFile, "redis-ca-file", "REDIS_CA_FILE", "PEM file of the CA that signed Redis's certificate (rediss://), trusted instead of the system's")
 	str(&c.RedisCertFile, "redis-cert-file", "REDIS_CERT_FILE", "PEM file of the client certificate for a Redis that requires one")
 	str(&c.RedisKeyFile, "redis-key-file", "REDIS_KEY_FILE", "PEM file of the client certificate's key")
-	num(&c.RedisWaitReplicas, "redis-wait-replicas", "REDIS_WAIT_REPLICAS", "Redis replicas that must acknowledge a batch before it is answered (WAIT); 0 does not wait")
-	dur(&c.RedisWaitTimeout, "redis-wait-timeout", "REDIS_WAIT_TIMEOUT", "how long a batch waits for its replicas; fewer answer 503 outcome-unknown")
+	num(&c.RedisWaitReplicas, "redis-wait-replicas", "REDIS_WAIT_REPLICAS", "Redis replicas that must acknowledge every write, and what every read shows, before it is answered (WAIT); 0 does not wait")
+	dur(&c.RedisWaitTimeout, "redis-wait-timeout", "REDIS_WAIT_TIMEOUT", "how long an answer waits for its replicas; fewer answer 503 not-replicated")
 	num(&c.MaxBatch, "max-batch", "MAX_BATCH", "orders per batch")
 	body := byteSize(c.MaxBody)
 	fromEnv("max-body", "MAX_BODY", body.Set)
@@ -210,6 +215,7 @@ Flags:
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, usageOf("least level logged: debug, info (a line per request), warn or error", "LOG_LEVEL"))
 	str(&c.DebugAddr, "debug-addr", "DEBUG_ADDR", "listen address of the pprof debug listener, e.g. 127.0.0.1:6060; empty serves none")
 	num(&c.MetricsMaxPools, "metrics-max-pools", "METRICS_MAX_POOLS", "distinct pool labels in the metrics; further pools are reported as _other")
+	num(&c.MaxWatchers, "max-watchers", "MAX_WATCHERS", "open watch streams (GET /v1/pools/{pool}/watch) per replica; more are answered 503")
 	var adminFile, clientFile string
 	str(&adminFile, "admin-tokens-file", "ADMIN_TOKENS_FILE", "file of admin bearer tokens, one a line or comma-separated; DISPATCHER_ADMIN_TOKENS gives them inline instead")
 	str(&clientFile, "client-tokens-file", "CLIENT_TOKENS_FILE", "file of client bearer tokens, one a line or comma-separated; DISPATCHER_CLIENT_TOKENS gives them inline instead")
@@ -329,6 +335,9 @@ func (c config) Validate() error {
 	}
 	if c.RateLimitOnError != "open" && c.RateLimitOnError != "closed" {
 		errs = append(errs, fmt.Errorf("rate limit on error %q: want open or closed", c.RateLimitOnError))
+	}
+	if c.MaxWatchers < 1 || c.MaxWatchers > 100000 {
+		errs = append(errs, fmt.Errorf("max watchers %d: want 1 to 100000", c.MaxWatchers))
 	}
 	if c.MetricsMaxPools < 0 || c.MetricsMaxPools > 10000 {
 		errs = append(errs, fmt.Errorf("metrics max pools %d: want 0 to 10000", c.MetricsMaxPools))

@@ -49,6 +49,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "simulate" {
 		return simulate(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) == 1 && (args[0] == "-version" || args[0] == "--version") {
+		printVersion(stdout)
+		return nil
+	}
 	if len(args) > 0 && args[0] == "token" {
 		return newToken(args[1:], cryptoRand, stdout, stderr)
 	}
@@ -61,6 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// One registry for every package's metrics, served by the API at
 	// /metrics: the store's collectors join it through metrics.Registry().
 	metrics := api.NewMetrics(api.NewRegistry(), cfg.MetricsMaxPools)
+	build := readBuildInfo()
+	metrics.RegisterBuildInfo(build.Version, build.Revision, build.GoVersion)
 	store, limiter, closeStore, err := openStore(ctx, cfg, log, metrics)
 	if err != nil {
 		return err
@@ -88,6 +94,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ObserveCoalesced: metrics.ObserveCoalesced,
 		Health:           metrics.HealthObserver(log),
 	})
+	// Closed when the drain begins, so that watch streams end rather than
+	// hold it until DISPATCHER_SHUTDOWN_TIMEOUT.
+	stopping := make(chan struct{})
 	handler := api.New(svc, api.Options{
 		MaxBody:             cfg.MaxBody,
 		RequestTimeout:      cfg.RequestTimeout,
@@ -99,6 +108,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Metrics:             metrics,
 		Logger:              log,
 		Spec:                dispatcher.OpenAPI,
+		Version:             build.Version,
+		MaxWatchers:         cfg.MaxWatchers,
+		Stopping:            stopping,
 	})
 
 	// Open the listeners first so that a bad or busy address fails start-up.
@@ -120,7 +132,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "maxBatch", cfg.MaxBatch, "maxBody", cfg.MaxBody,
+	srv.RegisterOnShutdown(func() { close(stopping) })
+	log.Info("listening", "addr", ln.Addr().String(), "version", build.Version, "revision", build.Revision, "maxBatch", cfg.MaxBatch, "maxBody", cfg.MaxBody,
 		"orderRetention", cfg.Retention.String(), "idempotencyTTL", cfg.IdempotencyTTL.String(), "requestTimeout", cfg.RequestTimeout.String(),
 		"auth", authSummary(cfg.AdminTokens, cfg.ClientTokens, cfg.FileTokens), "metricsMaxPools", cfg.MetricsMaxPools)
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,13 +26,13 @@ func waitEnv(url string, replicas int) map[string]string {
 	}
 }
 
-// wantOutcomeUnknown checks a 503 outcome-unknown answer that names a
+// wantNotReplicated checks a 503 not-replicated answer that names a
 // batch, and returns the batch id.
-func wantOutcomeUnknown(t *testing.T, what string, status int, m map[string]any) string {
+func wantNotReplicated(t *testing.T, what string, status int, m map[string]any) string {
 	t.Helper()
 	id, _ := m["batchId"].(string)
-	if status != http.StatusServiceUnavailable || !strings.HasSuffix(fmt.Sprint(m["type"]), ":outcome-unknown") || id == "" {
-		t.Fatalf("%s: %d %v, want 503 outcome-unknown with a batchId", what, status, m)
+	if status != http.StatusServiceUnavailable || !strings.HasSuffix(fmt.Sprint(m["type"]), ":not-replicated") || id == "" {
+		t.Fatalf("%s: %d %v, want 503 not-replicated with a batchId", what, status, m)
 	}
 	return id
 }
@@ -39,7 +40,7 @@ func wantOutcomeUnknown(t *testing.T, what string, status int, m map[string]any)
 // TestWaitReplicas runs a primary and a replica, a service on the primary
 // that waits for one replica, and a service on the replica that only
 // reads. A batch answered 201 is on the replica at once. A stalled replica
-// (SIGSTOP: connected, silent) makes the batch 503 outcome-unknown after
+// (SIGSTOP: connected, silent) makes the batch 503 not-replicated after
 // the wait timeout, though it is applied on the primary; the retry with
 // the key, once the replica is back, replays it with 201.
 func TestWaitReplicas(t *testing.T) {
@@ -47,7 +48,10 @@ func TestWaitReplicas(t *testing.T) {
 	replica := redistest.StartReplica(t, primary)
 	addr, _ := startRun(t, nil, waitEnv(primary.URL(), 1))
 	raddr, _ := startRun(t, nil, redisEnv(replica.URL()))
-	base, rbase := "http://"+addr, "http://"+raddr
+	// A service on the primary that does not wait, as one that was started
+	// without the setting, or a first attempt whose answer was lost.
+	naddr, _ := startRun(t, nil, redisEnv(primary.URL()))
+	base, rbase, nbase := "http://"+addr, "http://"+raddr, "http://"+naddr
 	setUpPool(t, base, "p", 3)
 
 	for i := range 20 {
@@ -68,15 +72,53 @@ func TestWaitReplicas(t *testing.T) {
 	start := time.Now()
 	status, _, m := postBatch(t, base, "p", "stalled", body)
 	took := time.Since(start)
-	id := wantOutcomeUnknown(t, "replica stalled", status, m)
+	id := wantNotReplicated(t, "replica stalled", status, m)
 	if took < waitTimeout {
 		t.Errorf("503 after %s, want it after the %s wait timeout", took, waitTimeout)
 	}
 	var b batchAnswer
-	if got := getJSON(t, http.DefaultClient, base+"/v1/pools/p/batches/"+id, &b); got != http.StatusOK {
+	if got := getJSON(t, http.DefaultClient, nbase+"/v1/pools/p/batches/"+id, &b); got != http.StatusOK {
 		t.Fatalf("GET %s on the primary: %d, want 200: the batch is applied there", id, got)
 	}
+	if got := getJSON(t, http.DefaultClient, base+"/v1/pools/p/batches/"+id, &b); got != http.StatusServiceUnavailable {
+		t.Fatalf("GET %s through the service that waits: %d, want 503: what it would show is on no replica", id, got)
+	}
+	// Every other write, and a read, waits as well: applied on the primary,
+	// answered 503 not-replicated without a batchId.
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/v1/pools/p/orders/o0/complete", `{}`},
+		{"POST", "/v1/pools/p/orders/o1/cancel", ``},
+		{"POST", "/v1/pools/p/completions", `{"orders":[{"id":"o2"},{"id":"o3"}]}`},
+		{"PUT", "/v1/pools/p/scales/S9", `{}`},
+		{"PUT", "/v1/pools/q", `{}`},
+		{"GET", "/v1/pools/p/orders/o4", ``},
+	} {
+		st, m := request(t, c.method, base+c.path, c.body)
+		if st != http.StatusServiceUnavailable || !strings.HasSuffix(fmt.Sprint(m["type"]), ":not-replicated") || m["batchId"] != nil {
+			t.Errorf("%s %s with the replica stalled: %d %v, want 503 not-replicated without a batchId", c.method, c.path, st, m)
+		}
+	}
+	if st, m := request(t, "GET", base+"/v1/pools/p/orders/o1", ""); st != http.StatusServiceUnavailable {
+		t.Errorf("GET o1 after its cancel with the replica stalled: %d %v, want 503: the cancel is on no replica", st, m)
+	}
 	replica.Resume()
+	for _, c := range []struct {
+		method, path, body string
+		want               int
+	}{
+		{"POST", "/v1/pools/p/orders/o0/complete", `{}`, 200},
+		{"POST", "/v1/pools/p/orders/o1/cancel", ``, 200},
+		{"POST", "/v1/pools/p/completions", `{"orders":[{"id":"o2"},{"id":"o3"}]}`, 200},
+		{"PUT", "/v1/pools/p/scales/S9", `{}`, 200},
+		{"PUT", "/v1/pools/q", `{}`, 200},
+	} {
+		if st, m := request(t, c.method, base+c.path, c.body); st != c.want {
+			t.Errorf("%s %s again, the replica back: %d %v, want %d", c.method, c.path, st, m, c.want)
+		}
+	}
+	if st, m := request(t, "GET", rbase+"/v1/pools/p/orders/o1", ""); st != http.StatusOK || m["state"] != "cancelled" {
+		t.Errorf("o1 on the replica after the retried cancel: %d %v, want cancelled", st, m)
+	}
 	status, h, m := postBatch(t, base, "p", "stalled", body)
 	if status != http.StatusCreated || h.Get("Idempotent-Replayed") != "true" || m["batchId"] != id {
 		t.Fatalf("retry with the key after the replica caught up: %d replayed=%q %v, want 201 replaying %s", status, h.Get("Idempotent-Replayed"), m, id)
@@ -89,53 +131,60 @@ func TestWaitReplicas(t *testing.T) {
 	// without the store's mark it would count the stalled replica. Here the
 	// batch was applied through another service that does not wait (a
 	// first attempt whose answer the client never got), and replayed here.
-	naddr, _ := startRun(t, nil, redisEnv(primary.URL()))
 	replica.Pause()
 	body = `{"orders":[{"id":"elsewhere"}]}`
-	if status, _, m := postBatch(t, "http://"+naddr, "p", "elsewhere", body); status != http.StatusCreated {
+	if status, _, m := postBatch(t, nbase, "p", "elsewhere", body); status != http.StatusCreated {
 		t.Fatalf("batch through the service that does not wait: %d %v", status, m)
 	}
 	status, _, m = postBatch(t, base, "p", "elsewhere", body)
-	wantOutcomeUnknown(t, "replay with the replica stalled", status, m)
+	wantNotReplicated(t, "replay with the replica stalled", status, m)
 	replica.Resume()
 
 	// Asking for more replicas than there are never succeeds.
 	addr2, _ := startRun(t, nil, waitEnv(primary.URL(), 2))
 	status, _, m = postBatch(t, "http://"+addr2, "p", "two", `{"orders":[{"id":"two"}]}`)
-	wantOutcomeUnknown(t, "two replicas wanted, one running", status, m)
+	wantNotReplicated(t, "two replicas wanted, one running", status, m)
 
 	replica.Kill()
 	status, _, m = postBatch(t, base, "p", "killed", `{"orders":[{"id":"killed"}]}`)
-	wantOutcomeUnknown(t, "replica killed", status, m)
+	wantNotReplicated(t, "replica killed", status, m)
 }
 
 // TestWaitWithoutReplica: with one replica wanted and none running, a
-// batch is applied but answered 503 outcome-unknown naming it, within a
-// bound; a dry run, which writes nothing, does not wait.
+// batch is applied but answered 503 not-replicated naming it, within a
+// bound; a dry run, which writes nothing but shows state that is on no
+// replica, and a read, are 503 not-replicated too.
 func TestWaitWithoutReplica(t *testing.T) {
 	srv := redistest.Start(t)
 	addr, _ := startRun(t, nil, waitEnv(srv.URL(), 1))
 	base := "http://" + addr
-	setUpPool(t, base, "p", 2)
+	naddr, _ := startRun(t, nil, redisEnv(srv.URL()))
+	setUpPool(t, "http://"+naddr, "p", 2)
 	start := time.Now()
 	status, _, m := postBatch(t, base, "p", "k", `{"orders":[{"id":"o1"},{"id":"o2"}]}`)
-	id := wantOutcomeUnknown(t, "no replica", status, m)
+	id := wantNotReplicated(t, "no replica", status, m)
 	if took := time.Since(start); took < waitTimeout || took > waitTimeout+5*time.Second {
 		t.Errorf("503 after %s, want it after the %s wait timeout, within 5s more", took, waitTimeout)
 	}
 	var b batchAnswer
-	if got := getJSON(t, http.DefaultClient, base+"/v1/pools/p/batches/"+id, &b); got != http.StatusOK || len(b.Assignments) != 2 {
+	if got := getJSON(t, http.DefaultClient, "http://"+naddr+"/v1/pools/p/batches/"+id, &b); got != http.StatusOK || len(b.Assignments) != 2 {
 		t.Fatalf("GET %s: %d, want 200: the batch is applied on the primary", id, got)
 	}
-	start = time.Now()
-	resp, err := http.Post(base+"/v1/pools/p/batches?dryRun=true", "application/json", strings.NewReader(`{"orders":[{"id":"o3"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || time.Since(start) >= waitTimeout {
-		t.Errorf("dry run: %d %s after %s, want 200 without waiting", resp.StatusCode, data, time.Since(start))
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/v1/pools/p/batches?dryRun=true", `{"orders":[{"id":"o3"}]}`},
+		{"GET", "/v1/pools/p/batches/" + id, ""},
+	} {
+		req, _ := http.NewRequest(c.method, base+c.path, strings.NewReader(c.body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(data), ":not-replicated") {
+			t.Errorf("%s %s: %d %s, want 503 not-replicated", c.method, c.path, resp.StatusCode, data)
+		}
 	}
 }
 
@@ -178,7 +227,7 @@ func TestParseConfigRedisWait(t *testing.T) {
 
 // TestWaitCluster: on a Redis Cluster the WAIT goes to the primary of the
 // pool's slot, after a mark in that slot. With every replica stalled, each
-// batch, whichever primary holds its pool, is 503 outcome-unknown: a keyless
+// batch, whichever primary holds its pool, is 503 not-replicated: a keyless
 // WAIT sent by the Cluster client to a random node, on a connection with no
 // writes, would count that node's stalled replica at once and answer 201.
 func TestWaitCluster(t *testing.T) {
@@ -205,7 +254,7 @@ func TestWaitCluster(t *testing.T) {
 	ids := map[string]string{}
 	for _, p := range pools {
 		status, _, m := postBatch(t, base, p, "stalled", `{"orders":[{"id":"b"}]}`)
-		ids[p] = wantOutcomeUnknown(t, "pool "+p+" with its replica stalled", status, m)
+		ids[p] = wantNotReplicated(t, "pool "+p+" with its replica stalled", status, m)
 	}
 	for _, r := range nodes[3:] {
 		r.Resume()
@@ -216,4 +265,24 @@ func TestWaitCluster(t *testing.T) {
 			t.Errorf("pool %s, retry after the replicas caught up: %d replayed=%q %v, want 201 replaying %s", p, status, h.Get("Idempotent-Replayed"), m, ids[p])
 		}
 	}
+}
+
+// request sends a JSON request and returns the status and the decoded
+// body.
+func request(t *testing.T, method, url, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	data, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(data, &m)
+	return resp.StatusCode, m
 }

@@ -112,8 +112,10 @@ func TestReplicasReady(t *testing.T) {
 	}
 }
 
-// TestImageVersion checks that the image carries the VERSION and REVISION
-// build args.
+// TestImageVersion checks that the VERSION and REVISION build args are
+// what the image's labels say and what the service reports: `dispatcher
+// -version`, the version on /healthz of every replica, and the
+// dispatcher_build_info metric.
 func TestImageVersion(t *testing.T) {
 	s := shared(t)
 	var img struct {
@@ -130,4 +132,27 @@ func TestImageVersion(t *testing.T) {
 		}
 	}
 	t.Logf("image %s: %.1f MB", imageName, float64(img.Size)/1e6)
+
+	out := s.p.must(t, "run", "--rm", imageName, "-version")
+	if want := "dispatcher " + s.version + " (revision " + s.revision + ","; !strings.HasPrefix(out, want) {
+		t.Errorf("dispatcher -version: got %q, want it to start %q", out, want)
+	}
+	for _, r := range s.replicas {
+		var h struct {
+			Version string `json:"version"`
+		}
+		mustCall(t, http.MethodGet, s.url(t, r)+"/healthz", "", "", http.StatusOK, &h)
+		if h.Version != s.version {
+			t.Errorf("%s /healthz: version %q, want %q", r, h.Version, s.version)
+		}
+	}
+	_, metrics, _ := call(t, http.MethodGet, s.url(t, s.replicas[0])+"/metrics", adminToken, "")
+	want := fmt.Sprintf(`revision=%q,version=%q`, s.revision, s.version)
+	found := false
+	for line := range strings.SplitSeq(string(metrics), "\n") {
+		found = found || strings.HasPrefix(line, "dispatcher_build_info{") && strings.Contains(line, want) && strings.HasSuffix(line, " 1")
+	}
+	if !found {
+		t.Errorf("/metrics: got no dispatcher_build_info{…%s} 1", want)
+	}
 }

@@ -111,6 +111,10 @@ func (s *stack) start() error {
 		return err
 	}
 	s.built = time.Since(start)
+	// Each build leaves the previous one's image untagged: remove those.
+	if _, err := s.p.run(ctx, "image", "prune", "--force", "--filter", "label=org.opencontainers.image.title=dispatcher"); err != nil {
+		return err
+	}
 
 	start = time.Now()
 	if err := s.prepare(ctx); err != nil {

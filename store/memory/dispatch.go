@@ -243,6 +243,7 @@ func (p *pool) commit(pl plan, req dispatch.DispatchRequest) {
 		p.orders[o.ID] = o
 		p.push(sc, o)
 	}
+	p.counters.Dispatched += int64(len(req.Orders))
 }
 
 // GetBatch returns a recorded batch: ErrPoolNotFound, ErrBatchNotFound

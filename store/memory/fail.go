@@ -37,6 +37,7 @@ func (s *Store) Fail(_ context.Context, req dispatch.FailRequest) (dispatch.Fail
 		moves := p.move(sc, out1, []*order{o}, pl, func() {
 			if p.health.FailureCounts(sc.Scale, req.Now) {
 				out.Counted = true
+				p.counters.Failed++
 				p.track(sc, func() { out.Ejected = p.health.CountFailure(&sc.Scale, req.Now) })
 				p.record(sc, req.Now)
 			}

@@ -107,6 +107,11 @@ func (p *pool) liveOrder(orderID string, now time.Time) (*order, error) {
 func (p *pool) release(sc *scale, o *order, state dispatch.OrderState, now time.Time) {
 	sc.unlink(o)
 	p.finish(o, state, now)
+	if state == dispatch.Completed {
+		p.counters.Completed++
+	} else {
+		p.counters.Cancelled++
+	}
 }
 
 // finish ends an order in state at now and schedules its removal.

@@ -43,6 +43,8 @@ type pool struct {
 	batches map[string]*batchRecord
 	idem    map[string]*batchRecord
 	expiry  expiryQueue
+	// counters are the pool's counts since its creation, for watchers.
+	counters dispatch.Counters
 }
 
 func newPool(name string, retention time.Duration, now time.Time) *pool {

@@ -65,7 +65,8 @@ func moveRequest(pool string, os []*order, now time.Time, rnd []uint64, maxCost 
 }
 
 // move applies pl, the plan of a batch of os, outstanding orders of from:
-// each order goes to its new Scale (as its newest order) with Moves + 1.
+// each order goes to its new Scale (as its newest order) with Moves + 1,
+// counted in the pool's Moved.
 // was is from's place among the eligible Scales as the plan saw it (not
 // there: the plan could not pick it). then, if set, runs before from takes
 // its new place (it may change from's health). The caller keeps the plan's
@@ -85,6 +86,7 @@ func (p *pool) move(from *scale, was slot, os []*order, pl plan, then func()) []
 		o.Moves++
 		out[i] = dispatch.Move{OrderID: o.ID, From: from.CompID, To: to.CompID}
 	}
+	p.counters.Moved += int64(len(os))
 	if then != nil {
 		then()
 	}

@@ -156,6 +156,7 @@ func (s *Store) DeleteScale(_ context.Context, poolName, compID string, force bo
 		for _, o := range sc.assigned {
 			p.finish(o, dispatch.Cancelled, now)
 		}
+		p.counters.Cancelled += int64(len(sc.assigned))
 		p.sweepFor(now, len(sc.assigned))
 		sc.assigned, sc.queue = nil, nil
 		sc.Outstanding = 0

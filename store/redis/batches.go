@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -21,23 +22,29 @@ import (
 // ErrDuplicateOrder, ErrInvalidRequest (no BatchID), ErrUnknownStrategy,
 // ErrTooExpensive (req.MaxCost, or dispatch.DefaultMaxCost if unset);
 // ErrUnavailable if Redis cannot be reached, and *dispatch.IndeterminateError
-// if the call was sent but not answered.
+// if the call was sent but not answered, or (wrapping
+// dispatch.ErrNotReplicated) if too few replicas confirmed it.
 func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
 	args, err := s.dispatchArgs(nil, req, batchFloor(ctx))
 	if err != nil {
 		return dispatch.Batch{}, false, err
 	}
 	v, err := s.call(ctx, fnDispatch, req.Pool, args...)
-	if err != nil {
+	if err != nil && (v == nil || !errors.Is(err, dispatch.ErrNotReplicated)) {
 		return dispatch.Batch{}, false, dispatchFailure(ctx, err, req)
 	}
-	b, replayed, err := decodeDispatch(req, v)
-	if err == nil && !req.DryRun {
-		if err := s.waitReplicas(ctx, req.Pool, b.ID); err != nil {
+	b, replayed, derr := decodeDispatch(req, v)
+	if derr != nil {
+		return dispatch.Batch{}, false, derr
+	}
+	if err != nil {
+		// Applied, or replayed, on the primary; not yet on its replicas.
+		if req.DryRun {
 			return dispatch.Batch{}, false, err
 		}
+		return dispatch.Batch{}, false, &dispatch.IndeterminateError{BatchID: b.ID, Err: err}
 	}
-	return b, replayed, err
+	return b, replayed, nil
 }
 
 // dispatchArgs appends the arguments of lua/dispatch.lua for req to args;

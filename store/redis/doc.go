@@ -32,7 +32,10 @@
 //	                  this one), u eligible Scales without maxOrders,
 //	                  r Σ(maxOrders − orderCount) of the other eligible Scales,
 //	                  sv the version of the set of Scales (one more at each
-//	                  registration or deletion, for lua/ring_build.lua);
+//	                  registration or deletion, for lua/ring_build.lua),
+//	                  n.d n.c n.x n.m n.f the pool's counters (orders
+//	                  dispatched, completed, cancelled, moved, failure
+//	                  reports; lib.lua's COUNTERS, read by lua/watch.lua);
 //	                  earlier builds kept the call ring rc here, unused now
 //	P scales   HASH   compId → Scale record
 //	P load     ZSET   compId → orderCount, the Scales that are not eligible
@@ -164,6 +167,8 @@
 //
 // A Redis that cannot be reached gives [dispatch.ErrUnavailable]; a dispatch
 // that was sent but not answered gives a [*dispatch.IndeterminateError] with
-// its batch id, since the script may have run. Use [NewClient] for a client
+// its batch id, since the script may have run. With Options.WaitReplicas,
+// an answer whose replicas did not confirm it gives
+// [dispatch.ErrNotReplicated] (wait.go, share.go). Use [NewClient] for a client
 // whose timeouts and retries suit this store.
 package redis

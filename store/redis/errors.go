@@ -49,6 +49,9 @@ func parseScriptError(msg string) (scriptError, bool) {
 // package dispatch: the domain errors the script reported, ErrUnavailable
 // for an unreachable or unready Redis, and anything else (a bug) as is.
 func translate(err error, pool string) error {
+	if errors.Is(err, dispatch.ErrNotReplicated) {
+		return err
+	}
 	if se, ok := asScriptError(err); ok {
 		return se.domain(pool)
 	}
@@ -126,8 +129,8 @@ var transientPrefixes = []string{
 // unavailable wraps a failure to reach Redis in dispatch.ErrUnavailable.
 // Other errors, such as a script bug, are returned as they are (a 500).
 func unavailable(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || errors.Is(err, dispatch.ErrNotReplicated) {
+		return err
 	}
 	if isBug(err) {
 		return fmt.Errorf("redis: %w", err)
@@ -167,6 +170,14 @@ func notSent(err error) bool {
 // even an error reply may follow a first run whose reply was lost, since
 // go-redis retries.
 func dispatchFailure(ctx context.Context, err error, req dispatch.DispatchRequest) error {
+	if errors.Is(err, dispatch.ErrNotReplicated) {
+		// A domain error answered, held back: the call may yet follow a
+		// first run whose reply was lost.
+		if req.DryRun {
+			return err
+		}
+		return &dispatch.IndeterminateError{BatchID: req.BatchID, Err: err}
+	}
 	if _, ok := asScriptError(err); ok {
 		return translate(err, req.Pool)
 	}

@@ -42,17 +42,18 @@ func (l *library) function(name string) string { return name + "_" + l.version }
 
 // call runs function fn of dispatchLib on the keys of pool, loading the
 // library first where Redis does not have it (a new or restarted server,
-// a node that joined a Cluster).
+// a node that joined a Cluster). Its reply goes through answered
+// (wait.go), as every script call's.
 func (s *Store) call(ctx context.Context, fn, pool string, args ...any) (any, error) {
 	keys := keysOf(pool)
 	v, err := s.c.FCall(ctx, fn, keys, args...).Result()
-	if !isNoFunction(err) {
-		return v, err
+	if isNoFunction(err) {
+		if err := s.loadLibrary(ctx, dispatchLib); err != nil {
+			return nil, err
+		}
+		v, err = s.c.FCall(ctx, fn, keys, args...).Result()
 	}
-	if err := s.loadLibrary(ctx, dispatchLib); err != nil {
-		return nil, err
-	}
-	return s.c.FCall(ctx, fn, keys, args...).Result()
+	return s.answered(ctx, keys[0], v, err)
 }
 
 // loadLibrary loads l into Redis: into every primary of a Cluster, since a

@@ -36,46 +36,37 @@ func (s *Store) DispatchMany(ctx context.Context, reqs []dispatch.DispatchReques
 		args[at] = len(args) - at - 1
 	}
 	v, err := s.call(ctx, fnDispatchMany, pool, args...)
-	if err != nil {
+	if err != nil && (v == nil || !errors.Is(err, dispatch.ErrNotReplicated)) {
 		for i, req := range reqs {
 			out[i].Err = dispatchFailure(ctx, err, req)
 		}
 		return out
 	}
+	// Every reply of the call, results and domain errors alike, waits for
+	// one WAIT (answered): if it fell short (err), a batch that succeeded is
+	// on the primary only and one that failed is not to be shown.
+	notRepl := err
 	rs, _ := v.([]any)
 	if len(rs) != len(reqs) {
 		return failAll(out, fmt.Errorf("redis: dispatch_many replied %d results for %d batches", len(rs), len(reqs)))
 	}
-	last := ""
 	for i, req := range reqs {
 		r := &out[i]
 		if e, ok := rs[i].([]any); ok && len(e) == 2 && asString(e[0]) == "error" {
 			se, ok := parseScriptError(asString(e[1]))
-			if !ok {
+			switch {
+			case !ok:
 				r.Err = fmt.Errorf("redis: dispatch_many: %v", e[1])
-				continue
+			case notRepl != nil:
+				r.Err = &dispatch.IndeterminateError{BatchID: req.BatchID, Err: notRepl}
+			default:
+				r.Err = se.domain(pool)
 			}
-			r.Err = se.domain(pool)
 			continue
 		}
 		r.Batch, r.Replayed, r.Err = decodeDispatch(req, rs[i])
-		if r.Err == nil {
-			last = r.Batch.ID
-		}
-	}
-	if last == "" {
-		return out
-	}
-	// The mark that WAIT follows comes after the call's last write, so a
-	// replica that acknowledges it holds every batch of the call.
-	if err := s.waitReplicas(ctx, pool, last); err != nil {
-		if ie, ok := errors.AsType[*dispatch.IndeterminateError](err); ok {
-			err = ie.Err
-		}
-		for i := range out {
-			if out[i].Err == nil {
-				out[i] = dispatch.DispatchResult{Err: notReplicated(out[i].Batch.ID, err)}
-			}
+		if r.Err == nil && notRepl != nil {
+			*r = dispatch.DispatchResult{Err: &dispatch.IndeterminateError{BatchID: r.Batch.ID, Err: notRepl}}
 		}
 	}
 	return out

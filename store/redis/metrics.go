@@ -42,6 +42,7 @@ var scriptNames = map[*goredis.Script]string{
 	scriptHeartbeat:   "heartbeat",
 	scriptScaleOrders: "scale_orders",
 	scriptRead:        "read",
+	scriptWatch:       "watch",
 }
 
 // NewMetrics registers the store's collectors on reg and returns them. It

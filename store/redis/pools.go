@@ -18,7 +18,8 @@ import (
 // whether it was created. Changing the strategy resets its state.
 // ErrUnavailable.
 func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec, now time.Time) (dispatch.Pool, bool, error) {
-	// The list spans slots: the name goes in before the pool exists.
+	// The list spans slots: the name goes in before the pool exists (the
+	// confirmation of the list follows the pool's).
 	if err := s.c.ZAdd(ctx, poolsKey, goredis.Z{Member: name}).Err(); err != nil {
 		return dispatch.Pool{}, false, unavailable(err)
 	}
@@ -61,11 +62,15 @@ func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec
 		return dispatch.Pool{}, false, fmt.Errorf("redis: pool_put replied %v", v)
 	}
 	created := asInt(r[0]) == 1
+	var err error
 	if created {
 		// A DeletePool of the same name may have removed it meanwhile.
-		if err := s.c.ZAdd(ctx, poolsKey, goredis.Z{Member: name}).Err(); err != nil {
-			return dispatch.Pool{}, false, unavailable(err)
-		}
+		err = s.listCmd(ctx, s.c.ZAdd(ctx, poolsKey, goredis.Z{Member: name}).Err())
+	} else {
+		err = s.confirm(ctx, poolsKey)
+	}
+	if err != nil {
+		return dispatch.Pool{}, false, err
 	}
 	p, err := decodePool(name, r[1:])
 	return p, created, err
@@ -107,8 +112,8 @@ func (s *Store) ListPools(ctx context.Context, p dispatch.Page) ([]dispatch.Pool
 		scanned, err := s.c.ZRangeArgs(ctx, goredis.ZRangeArgs{
 			Key: poolsKey, Start: start, Stop: "+", ByLex: true, Count: int64(count),
 		}).Result()
-		if err != nil {
-			return nil, "", unavailable(err)
+		if err := s.listCmd(ctx, err); err != nil {
+			return nil, "", err
 		}
 		names := scanned
 		if p.Match != nil {
@@ -159,6 +164,13 @@ func (s *Store) readPools(ctx context.Context, names []string) ([]dispatch.Pool,
 	if err != nil {
 		return nil, unavailable(err)
 	}
+	keys := make([]string, len(names))
+	for i, name := range names {
+		keys[i] = metaKey(name)
+	}
+	if err := s.confirm(ctx, keys...); err != nil {
+		return nil, err
+	}
 	var out []dispatch.Pool
 	for i, name := range names {
 		m := metas[i].Val()
@@ -180,8 +192,8 @@ func (s *Store) DeletePool(ctx context.Context, name string) error {
 	if _, err := s.run(ctx, scriptPoolDel, name, token()); err != nil {
 		return translate(err, name)
 	}
-	if err := s.c.ZRem(ctx, poolsKey, name).Err(); err != nil {
-		return unavailable(err)
+	if err := s.listCmd(ctx, s.c.ZRem(ctx, poolsKey, name).Err()); err != nil {
+		return err
 	}
 	// A PutPool may have created the pool again since the script ran.
 	n, err := s.c.Exists(ctx, metaKey(name)).Result()
@@ -189,11 +201,20 @@ func (s *Store) DeletePool(ctx context.Context, name string) error {
 		return unavailable(err)
 	}
 	if n > 0 {
-		if err := s.c.ZAdd(ctx, poolsKey, goredis.Z{Member: name}).Err(); err != nil {
-			return unavailable(err)
-		}
+		return s.listCmd(ctx, s.c.ZAdd(ctx, poolsKey, goredis.Z{Member: name}).Err())
 	}
 	return nil
+}
+
+// listCmd returns the error of a command on the pool list, which spans
+// slots and so is no script's: ErrUnavailable if it failed; if not, the
+// list's primary must confirm it, as answered confirms a script's reply.
+func (s *Store) listCmd(ctx context.Context, err error) error {
+	if err != nil {
+		return unavailable(err)
+	}
+	_, err = s.answered(ctx, poolsKey, nil, nil)
+	return err
 }
 
 // poolFields are the fields of a pool's meta that a Pool shows, as
@@ -224,8 +245,12 @@ func healthArgs(spec dispatch.PoolSpec) [5]string {
 }
 
 // decodePool reads {strategy, slowStart ms, createdAt ms, Scales, ht, ls,
-// ol, mf, fw, et}, the health options nil where absent (the defaults).
+// ol, mf, fw, et}, the health options nil where absent (the defaults), or
+// the first four alone.
 func decodePool(name string, r []any) (dispatch.Pool, error) {
+	if len(r) == 4 { // (watch.lua reads no health options: the defaults)
+		r = append(r[:4:4], nil, nil, nil, nil, nil, nil)
+	}
 	if len(r) != 10 {
 		return dispatch.Pool{}, fmt.Errorf("redis: pool %q: bad record %v", name, r)
 	}

@@ -135,12 +135,31 @@ func TestRetriedScriptsApplyOnce(t *testing.T) {
 	}
 	checkCounts(t, st, "p", orders)
 
+	// D goes down and its orders move.
+	down := dispatch.Down
+	if _, _, err := svc.PutScale(ctx, "p", "D", dispatch.ScaleSpec{State: &down}); err != nil {
+		t.Fatalf("PutScale D down: %v", err)
+	}
+	d, err := st.GetScale(ctx, "p", "D")
+	if err != nil || d.Outstanding == 0 {
+		t.Fatalf("GetScale D: %d outstanding, %v; the test needs some", d.Outstanding, err)
+	}
+	runs = evalshaCalls(t, direct)
+	px.DropNext(1)
+	moves, err := st.Reassign(ctx, dispatch.ReassignRequest{Pool: "p", CompID: "D", Now: time.Now(),
+		Rand: make([]uint64, 2*d.Outstanding), MaxCost: dispatch.DefaultMaxCost})
+	if err != nil || int64(len(moves)) != d.Outstanding {
+		t.Fatalf("Reassign D: %d moves, %v; want %d", len(moves), err, d.Outstanding)
+	}
+	retried("Reassign")
+
 	px.DropNext(1)
 	if err := svc.DeleteScale(ctx, "p", "E", true); err != nil {
 		t.Fatalf("DeleteScale: %v", err)
 	}
 	retried("DeleteScale")
 	checkCounts(t, st, "p", orders)
+	checkCounters(t, st, "p", orders, int64(len(moves)))
 	px.DropNext(1)
 	if err := svc.DeletePool(ctx, "p"); err != nil {
 		t.Fatalf("DeletePool: %v", err)
@@ -231,6 +250,34 @@ func checkCounts(t *testing.T, st dispatch.Store, pool string, ids []string) {
 	}
 	if total != want {
 		t.Errorf("assigned orders on listed Scales: %d, want %d", total, want)
+	}
+}
+
+// checkCounters checks the pool's counters (Snapshot) against its orders
+// ids, all still held, and the number of orders moved.
+func checkCounters(t *testing.T, st dispatch.Store, pool string, ids []string, moved int64) {
+	t.Helper()
+	ctx := context.Background()
+	want := dispatch.Counters{Moved: moved}
+	for _, id := range ids {
+		o, err := st.GetOrder(ctx, pool, id, time.Now())
+		if err != nil {
+			t.Fatalf("GetOrder %s: %v", id, err)
+		}
+		want.Dispatched++
+		switch o.State {
+		case dispatch.Completed:
+			want.Completed++
+		case dispatch.Cancelled:
+			want.Cancelled++
+		}
+	}
+	snap, err := st.Snapshot(ctx, pool, dispatch.SnapshotEdge, dispatch.HistogramBuckets)
+	if err != nil {
+		t.Fatalf("Snapshot: %v", err)
+	}
+	if snap.Counters != want {
+		t.Errorf("counters: got %+v, want %+v (the orders recorded)", snap.Counters, want)
 	}
 }
 

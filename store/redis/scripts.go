@@ -27,6 +27,7 @@ var (
 	scriptHeartbeat   = loadScript("health.lua", "heartbeat.lua")
 	scriptScaleOrders = loadScript("scale_orders.lua")
 	scriptRead        = loadScript("read.lua")
+	scriptWatch       = loadScript("watch.lua")
 )
 
 // loadScript makes a script, which binds its keys (lib.lua's enter) as it
@@ -52,9 +53,12 @@ func luaSource(afterLib string, files ...string) string {
 	return b.String()
 }
 
-// run runs a mutating script on the keys of pool.
+// run runs a mutating script on the keys of pool. Like every script call
+// of the Store, its reply goes through answered (wait.go).
 func (s *Store) run(ctx context.Context, sc *goredis.Script, pool string, args ...any) (any, error) {
-	return sc.Run(ctx, s.c, keysOf(pool), args...).Result()
+	keys := keysOf(pool)
+	v, err := sc.Run(ctx, s.c, keys, args...).Result()
+	return s.answered(ctx, keys[0], v, err)
 }
 
 // runCall runs a mutating script whose reply a second run could not
@@ -67,10 +71,16 @@ func (s *Store) runCall(ctx context.Context, sc *goredis.Script, pool, tok strin
 	if tok == "" {
 		return s.run(ctx, sc, pool, args...)
 	}
-	return sc.Run(ctx, s.c, append(keysOf(pool), callKey(pool, tok)), args...).Result()
+	keys := append(keysOf(pool), callKey(pool, tok))
+	v, err := sc.Run(ctx, s.c, keys, args...).Result()
+	return s.answered(ctx, keys[0], v, err)
 }
 
-// read runs a script that changes nothing (EVALSHA_RO) on the keys of pool.
+// read runs a script that changes nothing (EVALSHA_RO) on the keys of
+// pool. What it read may be a write a failover would undo: its reply goes
+// through answered too.
 func (s *Store) read(ctx context.Context, sc *goredis.Script, pool string, args ...any) (any, error) {
-	return sc.RunRO(ctx, s.c, keysOf(pool), args...).Result()
+	keys := keysOf(pool)
+	v, err := sc.RunRO(ctx, s.c, keys, args...).Result()
+	return s.answered(ctx, keys[0], v, err)
 }

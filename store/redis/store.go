@@ -21,12 +21,13 @@ type Options struct {
 	// request's IdempotencyTTL, as the key does; and at least as long as a
 	// re-sent call may still arrive (resend.go).
 	Retention time.Duration
-	// WaitReplicas, if positive, makes every successful dispatch (a replay
-	// too) wait until that many replicas acknowledge it (Redis WAIT), at
-	// most WaitTimeout (default DefaultWaitTimeout, at most
-	// MaxWaitTimeout). Fewer make the dispatch fail with a
-	// *dispatch.IndeterminateError: the batch is applied on the primary but
-	// a failover may lose it. See wait.go.
+	// WaitReplicas, if positive, makes every answer of the Store, a
+	// write's or a read's, wait until that many replicas acknowledge
+	// everything it rests on (Redis WAIT), at most WaitTimeout (default
+	// DefaultWaitTimeout, at most MaxWaitTimeout). Fewer make the call fail
+	// with an error that wraps dispatch.ErrNotReplicated (for a dispatch a
+	// *dispatch.IndeterminateError naming the batch): the write is applied
+	// on the primary but a failover may undo it. See wait.go.
 	WaitReplicas int
 	WaitTimeout  time.Duration
 	// MaxScales is the most Scales a pool may hold (default and at most
@@ -75,6 +76,7 @@ type Store struct {
 	retention time.Duration
 	maxScales int
 	wait      waitPolicy
+	waiters   *waiters
 }
 
 var _ dispatch.Store = (*Store)(nil)
@@ -90,7 +92,8 @@ func New(c Client, opts Options) *Store {
 	if opts.MaxScales <= 0 || opts.MaxScales > dispatch.MaxScales {
 		opts.MaxScales = dispatch.MaxScales
 	}
-	return &Store{c: c, retention: opts.Retention, maxScales: opts.MaxScales, wait: newWaitPolicy(opts)}
+	w := newWaitPolicy(opts)
+	return &Store{c: c, retention: opts.Retention, maxScales: opts.MaxScales, wait: w, waiters: &waiters{policy: w}}
 }
 
 // Ping reports whether Redis answers: ErrUnavailable if not.

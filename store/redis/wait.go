@@ -12,7 +12,7 @@ import (
 
 // Defaults and bounds of Options.WaitTimeout.
 const (
-	// DefaultWaitTimeout is how long a dispatch waits for its replicas when
+	// DefaultWaitTimeout is how long an answer waits for its replicas when
 	// Options.WaitTimeout is zero.
 	DefaultWaitTimeout = time.Second
 	// MaxWaitTimeout is the longest Options.WaitTimeout: WAIT must answer
@@ -22,12 +22,11 @@ const (
 )
 
 // waitMarkTTL is how long the mark that a WAIT follows stays in Redis. Each
-// dispatch of the pool overwrites it; the TTL removes it after the pool is
-// deleted.
+// round overwrites it; the TTL removes it after the pool is deleted.
 const waitMarkTTL = time.Minute
 
-// waitPolicy is how many replicas must acknowledge a batch, and for how
-// long to wait for them.
+// waitPolicy is how many replicas must acknowledge what an answer rests
+// on, and for how long to wait for them.
 type waitPolicy struct {
 	replicas int
 	timeout  time.Duration
@@ -49,11 +48,114 @@ func newWaitPolicy(opts Options) waitPolicy {
 	return waitPolicy{replicas: opts.WaitReplicas, timeout: opts.WaitTimeout}
 }
 
-// waitMarkKey is the key that a WAIT for pool writes first; it lives in the
-// pool's hash slot, so on Cluster it is on the pool's primary.
-func waitMarkKey(pool string) string { return "dispatch:{pool:" + pool + "}:wait" }
+// waitMarkKey is the mark a WAIT for key writes first: a key in key's hash
+// slot, so on Cluster it is on the primary that holds key, and under
+// dispatch:, the keys the dispatcher's ACL user may write. For a pool's key
+// it is dispatch:{pool:NAME}:wait; for the pool list, which has no hash
+// tag, dispatch:{dispatch:pools}:wait, whose tag hashes as the list's
+// whole name.
+func waitMarkKey(key string) string {
+	if key == poolsKey {
+		return "dispatch:{" + poolsKey + "}:wait"
+	}
+	return "dispatch:" + hashTag(key) + ":wait"
+}
 
-// nodeClient is the one method of *goredis.ClusterClient that waitReplicas
+// hashTag returns the "{…}" of a pool's key.
+func hashTag(key string) string {
+	i := -1
+	for j := range len(key) {
+		if key[j] == '{' && i < 0 {
+			i = j
+		}
+		if key[j] == '}' && i >= 0 {
+			return key[i : j+1]
+		}
+	}
+	panic("redis: key without a hash tag: " + key)
+}
+
+// The one path of every answer.
+//
+// With Options.WaitReplicas set, no answer of the Store rests on state
+// that a failover could roll back: every reply of Redis that a method
+// answers from, a write's or a read's, a result or a domain error (an
+// order that exists, a pool that does not), is released only once
+// WaitReplicas replicas of the primary that gave it have acknowledged
+// everything that primary had done when it replied. run, runCall, read and
+// call (scripts.go, functions.go) pass every script call through answered,
+// and the commands on the pool list do the same, so a method added later
+// that calls a script gets the WAIT without a line of its own: the
+// heartbeats, failure reports and ejections of Scale health, any
+// background job. A method that talks to Redis another way must call
+// answered itself.
+
+// answered returns v and err, the reply of Redis to a command on key, once
+// the primary's replicas have acknowledged it (confirm), when Redis
+// answered: a reply, or a domain error a script reported. A failure to
+// reach Redis, or an error reply of a Redis that cannot serve now, is
+// returned as it is: it shows no state. If the replicas do not confirm, it
+// returns v with an error that wraps dispatch.ErrNotReplicated, and nil
+// for a domain error, which is not to be shown either.
+func (s *Store) answered(ctx context.Context, key string, v any, err error) (any, error) {
+	if s.wait.replicas == 0 {
+		return v, err
+	}
+	if _, domain := asScriptError(err); err != nil && !domain {
+		return v, err
+	}
+	if werr := s.confirm(ctx, key); werr != nil {
+		if err != nil {
+			return nil, werr
+		}
+		return v, werr
+	}
+	return v, err
+}
+
+// confirm returns nil once Options.WaitReplicas replicas of the primary
+// that holds each key have acknowledged every write that primary had
+// applied when confirm was called, and at once when WaitReplicas is 0. If
+// fewer acknowledge within Options.WaitTimeout, or Redis cannot be asked,
+// it returns an error that wraps dispatch.ErrNotReplicated: what the
+// caller wrote or read is on the primary, but a failover now could undo
+// it. Concurrent callers share WAITs (waiters).
+func (s *Store) confirm(ctx context.Context, keys ...string) error {
+	if s.wait.replicas == 0 {
+		return nil
+	}
+	// One round per primary: the keys of one primary need one.
+	rounds := make(map[string]*round, 1)
+	for _, key := range keys {
+		// A Cluster pipeline would send the keyless WAIT to a random
+		// node: talk to the primary of key's slot directly.
+		var c pipeliner = s.c
+		node := ""
+		if nc, ok := s.c.(nodeClient); ok {
+			n, err := nc.MasterForKey(ctx, key)
+			if err != nil {
+				return notReplicated(fmt.Errorf("primary of %s: %v", key, err))
+			}
+			c, node = n, n.Options().Addr
+		}
+		if rounds[node] == nil {
+			rounds[node] = s.waiters.of(node).join(c, waitMarkKey(key))
+		}
+	}
+	for _, r := range rounds {
+		select {
+		case <-r.done:
+			if r.err != nil {
+				return r.err
+			}
+		case <-ctx.Done():
+			return notReplicated(ctx.Err())
+		}
+	}
+	return nil
+}
+
+// nodeClient is the one method of *goredis.ClusterClient that confirm
 // needs: the client of the primary that holds a key.
 type nodeClient interface {
 	MasterForKey(ctx context.Context, key string) (*goredis.Client, error)
@@ -64,56 +166,9 @@ type pipeliner interface {
 	Pipelined(ctx context.Context, fn func(goredis.Pipeliner) error) ([]goredis.Cmder, error)
 }
 
-// waitReplicas returns once Options.WaitReplicas replicas of the primary
-// that holds pool have acknowledged every write up to batch batchID (a
-// batch just dispatched, or the recorded batch of a replay), and nil at once
-// when WaitReplicas is 0. If fewer acknowledge within Options.WaitTimeout,
-// or Redis cannot be asked, it returns a *dispatch.IndeterminateError naming
-// the batch: the batch is applied on the primary, but a failover now could
-// lose it.
-//
-// WAIT counts the writes of the connection it is sent on, and the script
-// ran on whichever pooled connection go-redis chose (a replay wrote nothing
-// at all): a WAIT on a connection that has written nothing answers at once
-// with every connected replica, however far behind. So the WAIT follows a
-// write of its own, the mark, in one pipeline on one connection. The mark
-// comes after the batch in the replication stream: a replica that
-// acknowledges the mark holds the batch.
-func (s *Store) waitReplicas(ctx context.Context, pool, batchID string) error {
-	if s.wait.replicas == 0 {
-		return nil
-	}
-	key := waitMarkKey(pool)
-	// A Cluster pipeline would send the keyless WAIT to a random node: talk
-	// to the pool's primary directly.
-	var c pipeliner = s.c
-	if nc, ok := s.c.(nodeClient); ok {
-		node, err := nc.MasterForKey(ctx, key)
-		if err != nil {
-			return notReplicated(batchID, fmt.Errorf("redis: primary of pool %q: %w", pool, err))
-		}
-		c = node
-	}
-	var acks *goredis.Cmd
-	if _, err := c.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		p.Set(ctx, key, batchID, waitMarkTTL)
-		acks = p.Do(ctx, "wait", s.wait.replicas, s.wait.timeout.Milliseconds())
-		return nil
-	}); err != nil {
-		return notReplicated(batchID, fmt.Errorf("redis: WAIT: %w", err))
-	}
-	n, err := acks.Int64()
-	if err != nil {
-		return notReplicated(batchID, fmt.Errorf("redis: WAIT: %w", err))
-	}
-	if n < int64(s.wait.replicas) {
-		return notReplicated(batchID, fmt.Errorf("redis: %d of %d replicas acknowledged the batch within %s", n, s.wait.replicas, s.wait.timeout))
-	}
-	return nil
-}
-
-// notReplicated is the error of a batch that is applied on the primary but
-// not known to be on enough replicas.
-func notReplicated(batchID string, err error) error {
-	return &dispatch.IndeterminateError{BatchID: batchID, Err: err}
+// notReplicated is the error of an answer that is on the primary but not
+// known to be on enough replicas. It wraps cause, so that a context that
+// ended shows as such.
+func notReplicated(cause error) error {
+	return fmt.Errorf("%w: %w", dispatch.ErrNotReplicated, cause)
 }

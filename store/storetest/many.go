@@ -27,6 +27,7 @@ func RunMulti(t *testing.T, newStore Factory) {
 		{"NoPool", Options{}, testManyNoPool},
 		{"Retention", Options{Retention: time.Hour}, testManyRetention},
 		{"Coalesced", Options{}, testCoalescedService},
+		{"Counters", Options{}, testManyCounters},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStore(t, tc.opts)

@@ -122,6 +122,9 @@ func tests() []suiteTest {
 		{"Health/RandomWalk", Options{}, testHealthRandomWalk},
 		{"Service/Dispatch", Options{}, testServiceDispatch},
 		{"Service/Orders", Options{}, testServiceOrders},
+		{"Watch/Counters", Options{}, testCounters},
+		{"Watch/Snapshot", Options{}, testSnapshot},
+		{"Watch/SnapshotLarge", Options{}, testSnapshotLarge},
 	}
 }
 

@@ -123,6 +123,7 @@ local function dispatchBatch(A, o, noSweep)
   hsetMany(K.orders, okv)
   saveAssigned(first, cur, strategy == 'waterfill')
   flushAgg()
+  countUp('dispatched', n)
 
   local window = ret
   if ikey ~= '' then window = ittl end

@@ -67,6 +67,7 @@ local chunkOf, ownKV = ownAppend(plan.comps, plan.first, 1, {oid})
 hsetMany(K.own, ownKV)
 ord.comp, ord.chunk, ord.mv = to, chunkOf[1], ord.mv + 1
 redis.call('HSET', K.orders, oid, encOrder(ord))
+countUp('moved', 1)
 saveAssigned(plan.first, plan.cur, strategy == 'waterfill')
 
 local c = copyScale(src)
@@ -74,6 +75,7 @@ c.out = c.out - 1
 local counted, ejected = 0, 0
 if failureCounts(c, now) then
   counted = 1
+  countUp('failed', 1)
   if countFailure(c, now, opts) then ejected = 1 end
   settle(comp, c, now, opts)
 end

@@ -55,6 +55,8 @@ for i = 1, n do
 end
 for _, comp in ipairs(touched) do saveScale(comp, orig[comp], cur[comp]) end
 flushAgg()
+-- changed counts the orders this run finished: none on a re-send.
+if mode == 'c' then countUp('completed', changed) else countUp('cancelled', changed) end
 
 local prior = callGet(tok)
 if prior then changed = tonumber(prior) else callPut(tok, fmt(changed)) end

@@ -494,3 +494,12 @@ local function callPut(tok, reply)
 end
 
 local function poolExists() return redis.call('EXISTS', K.meta) == 1 end
+
+-- COUNTERS are the pool's counts since its creation (dispatch.Counters),
+-- fields of meta that the call that makes a change raises by how much it
+-- changed, in the same script: a re-sent call changes nothing more, so it
+-- counts nothing more. watch.lua reads them.
+local COUNTERS = {dispatched = 'n.d', completed = 'n.c', cancelled = 'n.x', moved = 'n.m', failed = 'n.f'}
+local function countUp(what, n)
+  if n > 0 then redis.call('HINCRBY', K.meta, COUNTERS[what], n) end
+end

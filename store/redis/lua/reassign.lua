@@ -82,6 +82,7 @@ local nsrc = copyScale(src)
 nsrc.out = nsrc.out - n
 saveScale(from, src, nsrc)
 flushAgg()
+countUp('moved', n)
 callPut(tok, table.concat(reply, ','))
 sweep(now, ret)
 return reply

@@ -35,6 +35,7 @@ end
 saveScale(id, c, nil)
 ringTrack(id, false)
 flushAgg()
+countUp('cancelled', cancelled)
 callPut(tok, fmt(cancelled))
 sweepFor(now, ret, cancelled)
 return cancelled

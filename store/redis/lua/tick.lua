@@ -79,6 +79,7 @@ if src then
         moves[#moves + 1] = comps[i]
       end
       hsetMany(K.orders, okv)
+      countUp('moved', #ids)
       saveAssigned(plan.first, plan.cur, strategy == 'waterfill')
       local nsrc = copyScale(src)
       nsrc.out = nsrc.out - #ids
