@@ -31,7 +31,7 @@ const (
 	detailUnavailable    = "the store is unavailable; retry later"
 	detailOutcomeUnknown = "the batch may have been applied: the store did not answer; "
 	// not-replicated, for a batch, another write, and a read
-	detailNotReplicatedBatch = "the batch is applied on the store's primary but not yet on a replica, so a failover now could undo it; "
+	detailNotReplicatedBatch = "the store's primary answered the batch (applied it, or refused it), but no replica has confirmed that yet, so a failover now could undo it; "
 	detailNotReplicatedWrite = "the write is applied on the store's primary but not yet on a replica, so a failover now could undo it; retry it: a retry applies it once and answers once a replica has it"
 	detailNotReplicatedRead  = "what this answer would show is on the store's primary but not yet on a replica, so a failover now could undo it; retry later"
 	// what to do then, with and without an Idempotency-Key
