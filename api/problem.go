@@ -37,6 +37,10 @@ const (
 	// what to do then, with and without an Idempotency-Key
 	detailRetryKeyed   = "get it by its batchId, or retry with the same Idempotency-Key"
 	detailRetryUnkeyed = "get it by its batchId before sending its orders again; batches sent with an Idempotency-Key can be retried as they are"
+	detailStoreFull    = "the store is out of memory (Redis reached its maxmemory) and refused the change; it keeps everything it acknowledged. Retry once an operator has given it room"
+	// a dispatch refused so may still have been applied by an attempt
+	// before the refusal
+	detailStoreFullBatch = "; an earlier attempt of this batch may have been applied: "
 )
 
 // writeError answers err as a problem. Errors of 5xx statuses are logged
@@ -64,6 +68,15 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			p.Detail, p.BatchID = detailNotReplicatedBatch+detailRetryUnkeyed, ind.BatchID
 			if r.Header.Get(idempotencyKeyHeader) != "" {
 				p.Detail = detailNotReplicatedBatch + detailRetryKeyed
+			}
+		}
+		s.logError(r, slog.LevelWarn, err)
+	case storeFullProblem:
+		p.Detail = detailStoreFull
+		if ind, ok := errors.AsType[*dispatch.IndeterminateError](err); ok {
+			p.Detail, p.BatchID = detailStoreFull+detailStoreFullBatch+detailRetryUnkeyed, ind.BatchID
+			if r.Header.Get(idempotencyKeyHeader) != "" {
+				p.Detail = detailStoreFull + detailStoreFullBatch + detailRetryKeyed
 			}
 		}
 		s.logError(r, slog.LevelWarn, err)
