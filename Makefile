@@ -12,12 +12,16 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # annotation on the object, with the reason beside it.
 KUBESCORE ?= github.com/zegl/kube-score/cmd/kube-score@v1.20.0
 
-.PHONY: run test vet bench build
+.PHONY: run test vet bench build demo
 
 ## run: start the service on the embedded store at 127.0.0.1:8080 (DISPATCHER_* variables apply;
 ## DISPATCHER_ADDR=:8080 listens on every interface)
 run:
 	DISPATCHER_ADDR="$${DISPATCHER_ADDR:-127.0.0.1:8080}" $(GO) run ./cmd/dispatcher
+
+## demo: the service on :8080 with a demo pool and traffic; open http://localhost:8080/ui/#/pool/demo
+demo:
+	$(GO) run ./cmd/dispatcher demo
 
 ## test: the whole suite of both modules: formatting, vet, and every test with the race detector
 test: vet

@@ -92,6 +92,9 @@ var problemTypes = []problemType{
 	// Before ErrUnavailable, which it wraps: the store did answer, and a
 	// write is applied, but no replica confirmed it in time.
 	notReplicatedProblem,
+	// Redis at maxmemory: a 503 that says why, before ErrUnavailable, which
+	// it wraps.
+	storeFullProblem,
 	{dispatch.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "Store unavailable"},
 	// DISPATCHER_MAX_WATCHERS streams are open on this replica: another
 	// replica, or this one later, may take the watch.
@@ -108,6 +111,12 @@ const statusClientClosedRequest = 499
 
 // clientClosedProblem answers a request whose context was cancelled.
 var clientClosedProblem = problemType{context.Canceled, statusClientClosedRequest, "client-closed-request", "Client closed the request"}
+
+// storeFullProblem answers dispatch.ErrStoreFull: the store refused the
+// change for want of memory, also a dispatch that may have been applied by
+// an earlier attempt (a *dispatch.IndeterminateError), which names its
+// batch.
+var storeFullProblem = problemType{dispatch.ErrStoreFull, http.StatusServiceUnavailable, "store-full", "Store full"}
 
 // outcomeUnknownProblem answers a *dispatch.IndeterminateError: the batch
 // may have been applied, and the problem names it.
@@ -132,6 +141,9 @@ func classify(err error) problemType {
 		}
 		if errors.Is(err, dispatch.ErrNotReplicated) {
 			return notReplicatedProblem
+		}
+		if errors.Is(err, dispatch.ErrStoreFull) {
+			return storeFullProblem
 		}
 		return outcomeUnknownProblem
 	}

@@ -32,7 +32,7 @@ func TestNotReplicated(t *testing.T) {
 		batch              bool
 		detail             string
 	}{
-		{"POST", "/v1/pools/p/batches", ordersJSON("o-1"), []string{"Idempotency-Key", "k-1"}, true, "batch is applied on the store's primary but not yet on a replica"},
+		{"POST", "/v1/pools/p/batches", ordersJSON("o-1"), []string{"Idempotency-Key", "k-1"}, true, "primary answered the batch (applied it, or refused it), but no replica has confirmed that yet"},
 		{"POST", "/v1/pools/p/orders/o-1/cancel", "", nil, false, "write is applied on the store's primary but not yet on a replica"},
 		{"GET", "/v1/pools/p", "", nil, false, "would show is on the store's primary but not yet on a replica"},
 	} {

@@ -31,12 +31,16 @@ const (
 	detailUnavailable    = "the store is unavailable; retry later"
 	detailOutcomeUnknown = "the batch may have been applied: the store did not answer; "
 	// not-replicated, for a batch, another write, and a read
-	detailNotReplicatedBatch = "the batch is applied on the store's primary but not yet on a replica, so a failover now could undo it; "
+	detailNotReplicatedBatch = "the store's primary answered the batch (applied it, or refused it), but no replica has confirmed that yet, so a failover now could undo it; "
 	detailNotReplicatedWrite = "the write is applied on the store's primary but not yet on a replica, so a failover now could undo it; retry it: a retry applies it once and answers once a replica has it"
 	detailNotReplicatedRead  = "what this answer would show is on the store's primary but not yet on a replica, so a failover now could undo it; retry later"
 	// what to do then, with and without an Idempotency-Key
 	detailRetryKeyed   = "get it by its batchId, or retry with the same Idempotency-Key"
 	detailRetryUnkeyed = "get it by its batchId before sending its orders again; batches sent with an Idempotency-Key can be retried as they are"
+	detailStoreFull    = "the store is out of memory (Redis reached its maxmemory) and refused the change; it keeps everything it acknowledged. Retry once an operator has given it room"
+	// a dispatch refused so may still have been applied by an attempt
+	// before the refusal
+	detailStoreFullBatch = "; an earlier attempt of this batch may have been applied: "
 )
 
 // writeError answers err as a problem. Errors of 5xx statuses are logged
@@ -64,6 +68,15 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			p.Detail, p.BatchID = detailNotReplicatedBatch+detailRetryUnkeyed, ind.BatchID
 			if r.Header.Get(idempotencyKeyHeader) != "" {
 				p.Detail = detailNotReplicatedBatch + detailRetryKeyed
+			}
+		}
+		s.logError(r, slog.LevelWarn, err)
+	case storeFullProblem:
+		p.Detail = detailStoreFull
+		if ind, ok := errors.AsType[*dispatch.IndeterminateError](err); ok {
+			p.Detail, p.BatchID = detailStoreFull+detailStoreFullBatch+detailRetryUnkeyed, ind.BatchID
+			if r.Header.Get(idempotencyKeyHeader) != "" {
+				p.Detail = detailStoreFull + detailStoreFullBatch + detailRetryKeyed
 			}
 		}
 		s.logError(r, slog.LevelWarn, err)

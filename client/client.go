@@ -178,8 +178,11 @@ func retryable(err error, mode retryMode) bool {
 	case e.Status == http.StatusTooManyRequests:
 		return true
 	case e.Status == http.StatusServiceUnavailable:
-		// not-replicated: applied on the store's primary, not yet on a replica
-		return mode == retryAll || (e.Type != ProblemOutcomeUnknown && e.Type != ProblemNotReplicated)
+		// not-replicated: applied on the store's primary, not yet on a
+		// replica; store-full with a batchId: a dispatch refused for want
+		// of memory, which an attempt before may have applied.
+		return mode == retryAll || (e.Type != ProblemOutcomeUnknown && e.Type != ProblemNotReplicated &&
+			(e.Type != ProblemStoreFull || e.BatchID == ""))
 	}
 	return false
 }

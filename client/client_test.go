@@ -76,6 +76,9 @@ func TestRetryable(t *testing.T) {
 		{&Error{Status: 503, Type: ProblemOutcomeUnknown}, retryRefused, false},
 		{&Error{Status: 503, Type: ProblemNotReplicated}, retryAll, true},
 		{&Error{Status: 503, Type: ProblemNotReplicated}, retryRefused, false},
+		{&Error{Status: 503, Type: ProblemStoreFull}, retryRefused, true},
+		{&Error{Status: 503, Type: ProblemStoreFull, BatchID: "b1"}, retryRefused, false},
+		{&Error{Status: 503, Type: ProblemStoreFull, BatchID: "b1"}, retryAll, true},
 		{&Error{Status: 409, Type: ProblemOrderExists}, retryAll, false},
 		{&Error{Status: 500, Type: ProblemInternal}, retryAll, false},
 	} {

@@ -58,6 +58,10 @@ const (
 	ProblemOutcomeUnknown      ProblemType = "outcome-unknown"        // 503
 	ProblemNotReplicated       ProblemType = "not-replicated"         // 503
 	ProblemTooManyWatchers     ProblemType = "too-many-watchers"      // 503
+	// ProblemStoreFull: Redis is out of memory and refused the change; a
+	// dispatch's problem names its batchId, which an earlier attempt may
+	// have applied.
+	ProblemStoreFull ProblemType = "store-full" // 503
 )
 
 // Sentinel errors, one per problem type that a caller may want to tell
@@ -90,6 +94,7 @@ var (
 	ErrOutcomeUnknown      = &Error{Type: ProblemOutcomeUnknown}
 	ErrNotReplicated       = &Error{Type: ProblemNotReplicated}
 	ErrTooManyWatchers     = &Error{Type: ProblemTooManyWatchers}
+	ErrStoreFull           = &Error{Type: ProblemStoreFull}
 )
 
 // Error is an error the service answered: the RFC 9457 problem of its body

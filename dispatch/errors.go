@@ -92,6 +92,12 @@ var ErrNotSent = fmt.Errorf("%w: not sent", ErrUnavailable)
 // wraps it, naming the batch.
 var ErrNotReplicated = fmt.Errorf("%w: not yet confirmed by a replica", ErrUnavailable)
 
+// ErrStoreFull is an ErrUnavailable of a store that is out of memory (Redis
+// at maxmemory with noeviction): it refused the change, and keeps
+// everything it held. It lasts until the store gets room (a larger
+// maxmemory, or records that leave), so a retry soon after fails alike.
+var ErrStoreFull = fmt.Errorf("%w: out of memory", ErrUnavailable)
+
 // IndeterminateError is a dispatch whose outcome is unknown: the store may
 // have applied the batch but did not answer, or applied it but did not
 // confirm that enough replicas hold it (then Err wraps ErrNotReplicated).

@@ -46,6 +46,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "probe" {
 		return probe(ctx, args[1:], getenv, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "demo" {
+		return demo(ctx, args[1:], getenv, stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "simulate" {
 		return simulate(ctx, args[1:], stdout, stderr)
 	}

@@ -54,8 +54,9 @@ func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest, floor tim
 	if req.DryRun {
 		dry = "1"
 	}
-	args = append(args, req.BatchID, ms(req.Now), s.retention.Milliseconds(), req.IdempotencyKey,
-		req.Fingerprint, req.IdempotencyTTL.Milliseconds(), dry, len(req.Orders))
+	key, fp := idemArgs(req)
+	args = append(args, req.BatchID, ms(req.Now), s.retention.Milliseconds(), key, fp,
+		req.IdempotencyTTL.Milliseconds(), dry, len(req.Orders))
 	for _, o := range req.Orders {
 		args = append(args, o.ID, o.Key)
 	}

@@ -28,7 +28,7 @@
 // script in this order (P = "dispatch:{pool:NAME}:"):
 //
 //	P meta     HASH   s strategy, ss slowStart ms, c createdAt ms,
-//	                  lv the layout of the pool's keys and records (3,
+//	                  lv the layout of the pool's keys and records (4,
 //	                  this one), u eligible Scales without maxOrders,
 //	                  r Σ(maxOrders − orderCount) of the other eligible Scales,
 //	                  sv the version of the set of Scales (one more at each
@@ -55,13 +55,16 @@
 //	                  number); a tail of 256 bytes of ids is sealed before
 //	                  the next order joins it (lua/own.lua)
 //	P batches  HASH   batchId → batch record
-//	P idem     HASH   Idempotency-Key → "expiresMs|batchId|fingerprint"
+//	P idem     HASH   the first 12 bytes of the SHA-256 of an Idempotency-Key →
+//	                  batchId and the first 8 bytes of the SHA-256 of the
+//	                  request's fingerprint (idem.go); the key is held
+//	                  while the batch it names is
 //	P oexp     LIST   "expiresMs|orderId", orders as they complete or cancel
-//	P bexp     LIST   "expiresMs|batchId|", batches without an
-//	                  Idempotency-Key as they are recorded (pools of
-//	                  earlier builds may hold some with a key)
-//	P iexp     LIST   "expiresMs|batchId|key", batches with an
+//	P bexp     LIST   "expiresMs|batchId", batches without an
 //	                  Idempotency-Key as they are recorded
+//	P iexp     LIST   "expiresMs|" and a key's 12-byte hash, the
+//	                  Idempotency-Keys (and so their batches) as they are
+//	                  recorded
 //	P strat    HASH   the strategy's state, deleted when the strategy changes:
 //	                  last (round-robin, weighted-response-time), c
 //	                  (weighted-round-robin), compId → current weight

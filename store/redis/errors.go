@@ -58,6 +58,15 @@ func translate(err error, pool string) error {
 	return unavailable(err)
 }
 
+// dispatchDomain is domain for a dispatch of req, whose key the script
+// does not know.
+func (se scriptError) dispatchDomain(req dispatch.DispatchRequest) error {
+	if se.code == "IDEM" {
+		return idemMismatch(req)
+	}
+	return se.domain(req.Pool)
+}
+
 func (se scriptError) domain(pool string) error {
 	d := se.detail
 	switch se.code {
@@ -126,16 +135,30 @@ var transientPrefixes = []string{
 	"ERR max number of clients",
 }
 
-// unavailable wraps a failure to reach Redis in dispatch.ErrUnavailable.
-// Other errors, such as a script bug, are returned as they are (a 500).
+// unavailable wraps a failure to reach Redis in dispatch.ErrUnavailable,
+// and an OOM answer in dispatch.ErrStoreFull. Other errors, such as a
+// script bug, are returned as they are (a 500).
 func unavailable(err error) error {
 	if err == nil || errors.Is(err, dispatch.ErrNotReplicated) {
 		return err
+	}
+	if isOOM(err) {
+		return fmt.Errorf("%w: redis: %w", dispatch.ErrStoreFull, err)
 	}
 	if isBug(err) {
 		return fmt.Errorf("redis: %w", err)
 	}
 	return fmt.Errorf("%w: redis: %w", dispatch.ErrUnavailable, err)
+}
+
+// isOOM reports whether err is Redis's answer to a write while it is at
+// maxmemory (with noeviction): "OOM command not allowed …", directly or
+// from within a script, which fails at its first write and so changes
+// nothing.
+func isOOM(err error) bool {
+	msg, ok := replyText(err)
+	return ok && (strings.HasPrefix(msg, "OOM ") || strings.Contains(msg, "-OOM ") ||
+		strings.Contains(msg, "OOM command not allowed"))
 }
 
 // isBug reports whether err is an error reply of a Redis that is up and
@@ -178,14 +201,19 @@ func dispatchFailure(ctx context.Context, err error, req dispatch.DispatchReques
 		}
 		return &dispatch.IndeterminateError{BatchID: req.BatchID, Err: err}
 	}
-	if _, ok := asScriptError(err); ok {
-		return translate(err, req.Pool)
+	if se, ok := asScriptError(err); ok {
+		return se.dispatchDomain(req)
 	}
 	if errors.Is(err, ErrNotAnswering) {
 		return fmt.Errorf("%w: redis: %w", dispatch.ErrNotSent, err)
 	}
 	if req.DryRun || notSent(err) || isBug(err) {
 		return unavailable(err)
+	}
+	if isOOM(err) {
+		// This attempt was refused, but one that go-redis sent before it
+		// (a read timeout) may have run: still indeterminate.
+		err = unavailable(err)
 	}
 	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		err = fmt.Errorf("%w (%w)", err, ctx.Err())

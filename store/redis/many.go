@@ -60,7 +60,7 @@ func (s *Store) DispatchMany(ctx context.Context, reqs []dispatch.DispatchReques
 			case notRepl != nil:
 				r.Err = &dispatch.IndeterminateError{BatchID: req.BatchID, Err: notRepl}
 			default:
-				r.Err = se.domain(pool)
+				r.Err = se.dispatchDomain(req)
 			}
 			continue
 		}

@@ -71,21 +71,17 @@ func dispatchN(t testing.TB, svc *dispatch.Service, prefix string, first, n int)
 // usedMemory returns INFO memory's used_memory once lazy freeing is done.
 func usedMemory(t testing.TB, c goredis.UniversalClient) int64 {
 	t.Helper()
-	ctx := context.Background()
 	time.Sleep(50 * time.Millisecond)
-	info, err := c.Info(ctx, "memory").Result()
+	return usedMemoryNow(t, c)
+}
+
+// infoInt returns the integer field name of an INFO reply.
+func infoInt(t testing.TB, info, name string) int64 {
+	t.Helper()
+	v := strings.TrimSpace(infoField(info, name))
+	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		t.Fatalf("INFO memory: %v", err)
+		t.Fatalf("INFO %s %q: %v", name, v, err)
 	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				t.Fatalf("used_memory %q: %v", v, err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("INFO memory has no used_memory")
-	return 0
+	return n
 }

@@ -92,11 +92,12 @@ func TestMetricsHook(t *testing.T) {
 
 // TestOutstandingCollector: the gauge equals the Scales' outstanding
 // orders through dispatches, completions, cancellations, a forced Scale
-// deletion and the sweep of expired orders; it reports only the pools the
-// label function names.
+// deletion and the sweep of expired orders, and the records gauge what
+// Redis holds; it reports only the pools the label function names.
 func TestOutstandingCollector(t *testing.T) {
 	srv := redistest.Start(t)
-	s := newStore(t, srv, redis.Options{Retention: time.Minute})
+	c := newClient(t, srv)
+	s := redis.New(c, redis.Options{Retention: time.Minute})
 	ctx := context.Background()
 	for _, p := range []string{"a", "b", "c"} {
 		poolWithScales(t, s, p, 3)
@@ -118,8 +119,20 @@ func TestOutstandingCollector(t *testing.T) {
 				t.Errorf("%s: pool %s: gauge %v, want the Scales' %v", step, p, g, want)
 			}
 		}
-		if got.has("dispatcher_outstanding_orders", "pool", "c") || got.has("dispatcher_outstanding_orders", "pool", "_other") {
+		if got.has("dispatcher_outstanding_orders", "pool", "c") || got.has("dispatcher_outstanding_orders", "pool", "_other") ||
+			got.has("dispatcher_records", "pool", "c") {
 			t.Errorf("%s: pool c, beyond the label cap, is reported", step)
+		}
+		for _, p := range []string{"a", "b"} {
+			for _, k := range []struct{ kind, key string }{{"orders", "orders"}, {"batches", "batches"}, {"keys", "idem"}} {
+				n, err := c.HLen(ctx, "dispatch:{pool:"+p+"}:"+k.key).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g := got.value("dispatcher_records", "pool", p, "kind", k.kind); g != float64(n) {
+					t.Errorf("%s: pool %s: %s records %v, want the %d in Redis", step, p, k.kind, g, n)
+				}
+			}
 		}
 		if n := got.value("dispatcher_pools"); n != 3 {
 			t.Errorf("%s: dispatcher_pools %v, want 3", step, n)
@@ -131,6 +144,9 @@ func TestOutstandingCollector(t *testing.T) {
 	for i, p := range []string{"a", "a", "b", "c"} {
 		req := batchRequest(p, "b"+string(rune('0'+i)), 10)
 		req.Now = now
+		if i == 1 {
+			req.IdempotencyKey, req.Fingerprint = "k1", "fp"
+		}
 		b, _, err := s.Dispatch(ctx, req)
 		if err != nil {
 			t.Fatal(err)

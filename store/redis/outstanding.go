@@ -17,17 +17,25 @@ var (
 		[]string{"pool"}, nil)
 	poolsDesc = prometheus.NewDesc("dispatcher_pools",
 		"Pools in Redis, read at each scrape.", nil, nil)
+	recordsDesc = prometheus.NewDesc("dispatcher_records",
+		"Records a pool keeps in Redis, by kind: orders (outstanding and finished within the retention), "+
+			"batches, keys (Idempotency-Keys), read at each scrape; times the bytes per record of "+
+			"docs/operations.md, the memory they take.",
+		[]string{"pool", "kind"}, nil)
 )
 
 // OutstandingCollector returns a collector of the pools in Redis
-// (dispatcher_pools) and the outstanding orders of each
-// (dispatcher_outstanding_orders{pool}), read at each scrape, so every
-// replica reports the same numbers whatever it served.
+// (dispatcher_pools), the outstanding orders of each
+// (dispatcher_outstanding_orders{pool}) and the records each keeps
+// (dispatcher_records{pool,kind}), read at each scrape, so every replica
+// reports the same numbers whatever it served.
 //
-// Each scrape reads at most maxPools pools, the first by name, at three
+// Each scrape reads at most maxPools pools, the first by name, at five
 // O(1) commands each in one pipeline: a pool's outstanding orders are its
 // order records less its finished ones (HLEN orders − LLEN oexp, off
-// briefly when an id is reused before its old record is swept). A pool is
+// briefly when an id is reused before its old record is swept). The same
+// reads give dispatcher_records{pool,kind}: its orders, batch records and
+// Idempotency-Keys, which size its memory (docs/operations.md, Capacity). A pool is
 // reported under label(pool) — api.Metrics.PoolLabel, whose cap holds for
 // every per-pool metric — and left out if that is not its own name: the
 // per-pool series stay bounded, and other pools do not hide in an
@@ -46,6 +54,7 @@ type outstandingCollector struct {
 func (o *outstandingCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- outstandingDesc
 	ch <- poolsDesc
+	ch <- recordsDesc
 }
 
 func (o *outstandingCollector) Collect(ch chan<- prometheus.Metric) {
@@ -61,14 +70,15 @@ func (o *outstandingCollector) Collect(ch chan<- prometheus.Metric) {
 			return
 		}
 	}
-	type counts struct{ exists, orders, finished *goredis.IntCmd }
+	type counts struct{ exists, orders, finished, batches, keys *goredis.IntCmd }
 	cs := make([]counts, len(names))
 	var total *goredis.IntCmd
 	_, err := o.c.Pipelined(ctx, func(pl goredis.Pipeliner) error {
 		total = pl.ZCard(ctx, poolsKey)
 		for i, name := range names {
 			p := "dispatch:{pool:" + name + "}:"
-			cs[i] = counts{pl.Exists(ctx, p+"meta"), pl.HLen(ctx, p+"orders"), pl.LLen(ctx, p+"oexp")}
+			cs[i] = counts{pl.Exists(ctx, p+"meta"), pl.HLen(ctx, p+"orders"), pl.LLen(ctx, p+"oexp"),
+				pl.HLen(ctx, p+"batches"), pl.HLen(ctx, p+"idem")}
 		}
 		return nil
 	})
@@ -82,5 +92,11 @@ func (o *outstandingCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		n := max(0, cs[i].orders.Val()-cs[i].finished.Val())
 		ch <- prometheus.MustNewConstMetric(outstandingDesc, prometheus.GaugeValue, float64(n), name)
+		for _, r := range []struct {
+			kind string
+			n    int64
+		}{{"orders", cs[i].orders.Val()}, {"batches", cs[i].batches.Val()}, {"keys", cs[i].keys.Val()}} {
+			ch <- prometheus.MustNewConstMetric(recordsDesc, prometheus.GaugeValue, float64(r.n), name, r.kind)
+		}
 	}
 }

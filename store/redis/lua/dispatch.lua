@@ -4,7 +4,9 @@
 --
 -- KEYS: the pool's keys (lib.lua).
 -- Arguments (argument k is A[o + k]): 1 batchId, 2 nowMs, 3 retentionMs,
---   4 idempotency key ('' none), 5 fingerprint, 6 idempotency TTL ms, 7 dry run ('1' or '0'), 8 n, then
+--   4 the idempotency key's hash (12 bytes, '' none; idem.go), 5 the
+--   fingerprint's hash (8 bytes), 6 idempotency TTL ms, 7 dry run ('1' or
+--   '0'), 8 n, then
 --   n pairs: order id, order key ('' none); then the cost cap (eligible
 --   Scales × orders, for the strategies that read every Scale per order);
 --   then the random numbers: one string of 2n integers below 2^53, each in
@@ -16,7 +18,7 @@
 --   batchId was recorded before: a retried call), 'replay' (the batch of the
 --   Idempotency-Key) or 'dry' (computed, nothing changed; batchId '');
 --   record is a batch record (doc.go). Errors: DISPATCH NOPOOL, INVALID,
---   IDEM, EMPTY, DUP, EXISTS, NOELIG, CAP (a Scale could pass MAXCOUNT),
+--   IDEM (no detail: the caller knows its key), EMPTY, DUP, EXISTS, NOELIG, CAP (a Scale could pass MAXCOUNT),
 --   STRATEGY, TOOEXPENSIVE, LAYOUT (a pool of an earlier layout, lib.lua).
 --
 -- Settling the pool's due Scales comes first (dispatch.Store.Dispatch);
@@ -45,6 +47,7 @@ local function dispatchBatch(A, o, noSweep)
     return k
   end
 
+  local staleBid
   local meta = redis.call('HMGET', K.meta, 's', 'u', 'r', 'lv', 'ht', 'ls')
   if not meta[1] then return fail('NOPOOL') end
   if meta[4] ~= LAYOUT then return fail('LAYOUT') end
@@ -62,15 +65,14 @@ local function dispatchBatch(A, o, noSweep)
     local b = redis.call('HGET', K.batches, bid)
     if b and batchLive(b, now) then return {'batch', bid, b} end
     if ikey ~= '' then
-      local rec = redis.call('HGET', K.idem, ikey)
-      if rec then
-        local g = split(rec, '|', 3)
-        if tonumber(g[1]) >= now then
-          if g[3] ~= fp then return fail('IDEM', ikey) end
-          local rb = redis.call('HGET', K.batches, g[2])
-          if rb then return {'replay', g[2], rb} end
-        end
+      -- The key is held while its batch is (idemBatch); a batch past its
+      -- time that it still names leaves as this batch takes the key.
+      local rbid, rfp, rb = idemBatch(ikey)
+      if rb and batchLive(rb, now) then
+        if rfp ~= fp then return fail('IDEM') end
+        return {'replay', rbid, rb}
       end
+      if rb then staleBid = rbid end
     end
   end
 
@@ -130,12 +132,13 @@ local function dispatchBatch(A, o, noSweep)
   local exp = now + math.max(window, floor)
   local rec = at .. '|' .. fmt(exp) .. '|' .. strategy .. '|' .. pairs_
   redis.call('HSET', K.batches, bid, rec)
-  if ikey ~= '' then redis.call('HSET', K.idem, ikey, fmt(now + ittl) .. '|' .. bid .. '|' .. fp) end
   -- Each queue holds one window (lib.lua's sweep).
   if ikey ~= '' then
-    redis.call('RPUSH', K.iexp, fmt(exp) .. '|' .. bid .. '|' .. ikey)
+    if staleBid then redis.call('HDEL', K.batches, staleBid) end
+    redis.call('HSET', K.idem, ikey, bid .. fp)
+    redis.call('RPUSH', K.iexp, fmt(exp) .. '|' .. ikey)
   else
-    redis.call('RPUSH', K.bexp, fmt(exp) .. '|' .. bid .. '|')
+    redis.call('RPUSH', K.bexp, fmt(exp) .. '|' .. bid)
   end
   if not noSweep then sweep(now, ret) end
   return {'new', bid, rec}

@@ -24,7 +24,7 @@ local CALLMS = 30000
 -- scripts read and write, in meta field lv. Pools of earlier layouts have
 -- another or none: a dispatch refuses them (the other scripts fail on
 -- their records), see docs/operations.md, Upgrades.
-local LAYOUT = '3'
+local LAYOUT = '4'
 local WRITE = 1000    -- values per variadic command (unpack holds ~8000)
 local MAXCOUNT = 2147483647 -- the most orders a Scale holds (DESIGN §1)
 
@@ -412,32 +412,55 @@ local function expiredHead(q, now)
   return redis.call('LRANGE', q, 0, SWEEP - 1)
 end
 
--- sweepBatches removes at most SWEEP batch records of queue q (bexp or
--- iexp) whose time has passed, with their Idempotency-Keys, and returns
--- how many entries it took from q.
-local function sweepBatches(q, now)
+-- Idempotency-Keys: idem holds the key's hash (12 bytes) -> the batch id
+-- and the request's fingerprint hash (8 bytes), nothing else: the key
+-- lives as long as the batch it names, whose record holds the time.
+-- idemBatch returns the batch id, the fingerprint hash and the batch record
+-- (nil if gone) of key hash h, or nil.
+local function idemBatch(h)
+  local v = redis.call('HGET', K.idem, h)
+  if not v then return nil end
+  local bid = string.sub(v, 1, -9)
+  return bid, string.sub(v, -8), redis.call('HGET', K.batches, bid) or nil
+end
+
+-- sweepBatches removes at most SWEEP batch records without a key (bexp)
+-- whose time has passed, and returns how many entries it took.
+local function sweepBatches(now)
   local n = 0
-  for _, it in ipairs(expiredHead(q, now)) do
-    local f = split(it, '|', 3)
+  for _, it in ipairs(expiredHead(K.bexp, now)) do
+    local f = split(it, '|', 2)
     if tonumber(f[1]) >= now then break end
     n = n + 1
     local b = redis.call('HGET', K.batches, f[2])
     if b and not batchLive(b, now) then redis.call('HDEL', K.batches, f[2]) end
-    if f[3] ~= '' then
-      local i = redis.call('HGET', K.idem, f[3])
-      if i then
-        local g = split(i, '|', 3)
-        if g[2] == f[2] and tonumber(g[1]) < now then redis.call('HDEL', K.idem, f[3]) end
-      end
+  end
+  if n > 0 then redis.call('LTRIM', K.bexp, n, -1) end
+  return n
+end
+
+-- sweepKeys removes at most SWEEP Idempotency-Keys (iexp) whose batch's
+-- time has passed, with the batch, and returns how many entries it took.
+-- A key that a later batch took since names that batch, which stays.
+local function sweepKeys(now)
+  local n = 0
+  for _, it in ipairs(expiredHead(K.iexp, now)) do
+    local f = split(it, '|', 2)
+    if tonumber(f[1]) >= now then break end
+    n = n + 1
+    local bid, _, b = idemBatch(f[2])
+    if bid and not (b and batchLive(b, now)) then
+      if b then redis.call('HDEL', K.batches, bid) end
+      redis.call('HDEL', K.idem, f[2])
     end
   end
-  if n > 0 then redis.call('LTRIM', q, n, -1) end
+  if n > 0 then redis.call('LTRIM', K.iexp, n, -1) end
   return n
 end
 
 -- sweep removes at most SWEEP records from each queue whose time has passed:
 -- orders done more than ret ago (oexp), batches without an Idempotency-Key
--- (bexp) and batches with one and their keys (iexp). Each queue holds
+-- (bexp) and Idempotency-Keys with their batches (iexp). Each queue holds
 -- entries of one window, so its entries expire in the order they came;
 -- dispatch.lua. An entry whose record was replaced since (an id reused
 -- after it expired) only leaves the queue. It returns whether a queue may
@@ -456,8 +479,8 @@ local function sweep(now, ret)
   end
   if n > 0 then redis.call('LTRIM', K.oexp, n, -1) end
   local more = n == SWEEP
-  if sweepBatches(K.bexp, now) == SWEEP then more = true end
-  if sweepBatches(K.iexp, now) == SWEEP then more = true end
+  if sweepBatches(now) == SWEEP then more = true end
+  if sweepKeys(now) == SWEEP then more = true end
   return more
 end
 

@@ -1,0 +1,187 @@
+package redis_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+	"github.com/dispatcher/dispatcher/store/redis"
+	"github.com/dispatcher/dispatcher/store/redis/redistest"
+	"github.com/dispatcher/dispatcher/store/storetest"
+)
+
+// recordBytes is what the records of one batch of 10 orders, dispatched
+// and completed, cost Redis while their windows last (used_memory).
+type recordBytes struct {
+	// plain: a batch without an Idempotency-Key, its 10 finished orders
+	// and everything they share; keyed: the same with a key.
+	plain, keyed float64
+	// batch: a batch record alone, with its queue entry.
+	batch float64
+	// call: a call's reply key (a completion's).
+	call float64
+}
+
+// key is what an Idempotency-Key adds to its batch.
+func (r recordBytes) key() float64 { return r.keyed - r.plain }
+
+// order is what a finished order costs, its share of what the orders of
+// its batch share included.
+func (r recordBytes) order() float64 { return (r.plain - r.batch) / 10 }
+
+// measureRecordBytes measures recordBytes: used memory before and after
+// n batches, with windows that outlast the measurement, on two
+// redis-servers of its own, one for batches without a key and one for
+// batches with one, so that the hash tables they share grow alike in both;
+// then after removing the call keys, and the batch records.
+func measureRecordBytes(t *testing.T, n int) recordBytes {
+	t.Helper()
+	var r recordBytes
+	var batches [2]float64
+	for i, keyed := range []bool{false, true} {
+		per, batch, call := measureBatches(t, n, keyed)
+		batches[i] = batch
+		if keyed {
+			r.keyed = per
+		} else {
+			r.plain, r.call = per, call
+		}
+	}
+	r.batch = batches[0]
+	return r
+}
+
+// measureBatches dispatches and completes n batches of 10 orders, with an
+// Idempotency-Key each if keyed, and returns the used memory they add per
+// batch, what removing their batch records (without a key: and their
+// queue entries) frees per batch, and per call reply key.
+func measureBatches(t *testing.T, n int, keyed bool) (per, batch, call float64) {
+	t.Helper()
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	svc := dispatch.NewService(redis.New(c, redis.Options{Retention: time.Hour}),
+		dispatch.Config{IdempotencyTTL: time.Hour, NoCoalesce: true})
+	scales := make([]string, 10)
+	for i := range scales {
+		scales[i] = fmt.Sprintf("scale-%02d", i)
+	}
+	mustPool(t, svc, "p", scales...)
+	ctx := context.Background()
+	var ids []string
+	run := func(from, to int, keyed bool) {
+		for i := from; i < to; i++ {
+			// Order ids as the service makes them (UUIDv7), as the steady
+			// load has them.
+			in := dispatch.DispatchInput{Pool: "p", Orders: make([]dispatch.OrderInput, 10)}
+			if keyed {
+				in.IdempotencyKey = fmt.Sprintf("%08x-0000-7000-8000-%012x", i, i)
+				sum := sha256.Sum256([]byte(in.IdempotencyKey))
+				in.Fingerprint = hex.EncodeToString(sum[:])
+			}
+			b, replayed, err := svc.Dispatch(ctx, in)
+			if err != nil || replayed {
+				t.Fatalf("Dispatch: %v, replayed %v; want a new batch", err, replayed)
+			}
+			ids = append(ids, b.ID)
+			cs := make([]dispatch.Completion, 10)
+			for j, a := range b.Assignments {
+				cs[j] = dispatch.Completion{OrderID: a.OrderID}
+			}
+			if _, err := svc.Complete(ctx, "p", cs); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dropCalls := func() int {
+		keys := callKeys(t, c, "p")
+		if len(keys) > 0 {
+			if err := c.Del(ctx, keys...).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return len(keys)
+	}
+	// Warm up alike on both servers: every key exists, scripts are cached.
+	run(0, 1, false)
+	run(1, 2, true)
+	dropCalls()
+	ids = nil
+
+	m0 := usedMemory(t, c)
+	run(2, n+2, keyed)
+	m1 := usedMemory(t, c)
+	calls := dropCalls()
+	m2 := usedMemory(t, c)
+	if err := c.HDel(ctx, poolKey("p", "batches"), ids...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !keyed { // and their queue entries (the warm-up's one too)
+		if err := c.Del(ctx, poolKey("p", "bexp")).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m3 := usedMemory(t, c)
+	return float64(m2-m0) / float64(n), float64(m2-m3) / float64(n), float64(m1-m2) / float64(calls)
+}
+
+// TestSteadyMemory runs a steady load of dispatches and completions with
+// windows of 6 s: Redis's used memory levels off once the windows have
+// passed (the last third of the run adds at most 10 %), at about rate ×
+// window × bytes per batch (measureRecordBytes), plus the completions'
+// reply keys for their 2 s. It reports what each kind of record costs,
+// and holds an Idempotency-Key to its goal of 120 bytes beyond its batch.
+// It takes about 30 s: the load 18 s, the measure of the records the rest.
+func TestSteadyMemory(t *testing.T) {
+	// A batch record stays at least the call's deadline and 5 s (resend.go):
+	// with a deadline of 1 s, the window of 6 s.
+	const window, run, callTimeout = 6 * time.Second, 18 * time.Second, time.Second
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	svc := dispatch.NewService(redis.New(c, redis.Options{Retention: window}),
+		dispatch.Config{IdempotencyTTL: window})
+	res := storetest.RunSteady(t, svc, "steady", storetest.Steady{
+		Rate: 100, BatchSize: 10, Duration: run, CallTimeout: callTimeout,
+		Measure: func() int64 { return usedMemoryNow(t, c) },
+	})
+	unit := measureRecordBytes(t, 2000)
+	t.Logf("batch of 10 orders, dispatched and completed: %.0f B without a key, %.0f B with one", unit.plain, unit.keyed)
+	t.Logf("per batch record %.0f B, per finished order %.0f B, per Idempotency-Key %.0f B, per call reply %.0f B",
+		unit.batch, unit.order(), unit.key(), unit.call)
+	if k := unit.key(); k > 120 {
+		t.Errorf("an Idempotency-Key costs %.0f B beyond its batch, want at most 120", k)
+	}
+
+	rate := float64(res.Batches) / run.Seconds()
+	keyed := float64(res.Keyed) / float64(res.Batches)
+	perBatch := (1-keyed)*unit.plain + keyed*unit.keyed
+	// A completion's reply key lives its call's deadline and a second.
+	callWindow := (callTimeout + time.Second).Seconds()
+	want := rate * (window.Seconds()*perBatch + callWindow*unit.call)
+	level := res.Level(1)
+	t.Logf("%.0f batches/s of 10 (%.0f%% with a key): used memory %.2f MB over the base at 2/3 of the run, %.2f MB at its end; "+
+		"rate × window × bytes per batch says %.2f MB (%.0f B a batch, %.0f B a reply key): measured/expected %.2f",
+		rate, 100*keyed, res.Level(2.0/3)/1e6, level/1e6, want/1e6, perBatch, unit.call, level/want)
+	if g := res.Growth(); g > 0.10 {
+		t.Errorf("the last third of the run added %.0f%% to used memory, want at most 10%%", 100*g)
+	}
+	if ratio := level / want; ratio < 1/1.5 || ratio > 1.5 {
+		t.Errorf("used memory %.2f MB is %.2f times rate × window × bytes per batch (%.2f MB), want within a factor 1.5",
+			level/1e6, ratio, want/1e6)
+	}
+}
+
+// usedMemoryNow returns INFO memory's used_memory.
+func usedMemoryNow(t testing.TB, c goredis.UniversalClient) int64 {
+	t.Helper()
+	v, err := c.Info(context.Background(), "memory").Result()
+	if err != nil {
+		t.Fatalf("INFO memory: %v", err)
+	}
+	return infoInt(t, v, "used_memory")
+}
