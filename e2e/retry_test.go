@@ -258,7 +258,16 @@ func TestRetryHonoursRetryAfterAndContext(t *testing.T) {
 
 	refusals.Store(0)
 	ctx, cancel = context.WithCancel(context.Background())
-	time.AfterFunc(50*time.Millisecond, cancel)
+	// Cancel once the refusal has been sent, inside the client's 1 s wait
+	// for Retry-After: a timer from the start could fire before a slow
+	// machine delivers the 429.
+	go func() {
+		for refusals.Load() == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond)
+		cancel()
+	}()
 	_, err = c.Healthz(ctx)
 	if !errors.Is(err, context.Canceled) || !errors.As(err, &e) || e.Status != http.StatusTooManyRequests {
 		t.Fatalf("Healthz cancelled during the wait: %v, want the 429 and context.Canceled", err)
