@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -68,7 +69,27 @@ func TestMonitoring(t *testing.T) {
 	do(t, http.MethodPost, base+"/v1/pools/mon/orders/o1/complete", `{}`, http.StatusOK)
 	do(t, http.MethodPost, base+"/v1/pools/mon/orders/o2/cancel", `{}`, http.StatusOK)
 	do(t, http.MethodGet, base+"/v1/pools/mon/table", ``, http.StatusOK)
+
+	// The health and move counters appear with the first change and move: a
+	// pool with heartbeats whose Scale L1 holds orders and lapses, while L2
+	// heartbeats and takes them over (onLapse reassign).
+	do(t, http.MethodPut, base+"/v1/pools/lapse", `{"heartbeatTimeoutMs":1000,"onLapse":"reassign"}`, http.StatusCreated)
+	do(t, http.MethodPut, base+"/v1/pools/lapse/scales/L1", `{}`, http.StatusCreated)
+	do(t, http.MethodPost, base+"/v1/pools/lapse/batches", `{"orders":[{"id":"l1"},{"id":"l2"}]}`, http.StatusCreated)
+	do(t, http.MethodPut, base+"/v1/pools/lapse/scales/L2", `{}`, http.StatusCreated)
 	live := scrape(t, base)
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		names := sampleNames(live)
+		if names["dispatcher_scale_health_changes_total"] && names["dispatcher_orders_moved_total"] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no health change or move 15 s after a Scale of a pool with heartbeatTimeoutMs 1000 stopped its heartbeats:\n%s", live)
+		}
+		do(t, http.MethodPost, base+"/v1/pools/lapse/scales/L2/heartbeat", `{}`, http.StatusOK)
+		time.Sleep(250 * time.Millisecond)
+		live = scrape(t, base)
+	}
 
 	// The Redis error counter appears with the first failure: stop Redis
 	// and let a request fail.
