@@ -293,6 +293,39 @@ func testDashboard(t *testing.T, browser context.Context, base string, screensho
 	}
 	tb.until(t, "the change listed", `document.getElementById('changes').textContent.includes('S3: active → down')`, 5*time.Second)
 
+	// Health shows too: with heartbeatTimeoutMs on the pool, S5 stops its
+	// heartbeats while the others keep theirs, lapses, and its bar turns
+	// the lapsed colour within a few seconds.
+	barAt := func(compId string) (px, meant string) {
+		px, meant, _ = strings.Cut(eval[string](t, tb, fmt.Sprintf(barColour, compId)), " ")
+		return px, meant
+	}
+	apiCall(t, http.MethodPut, base+"/v1/pools/eu", uiAdmin, `{"heartbeatTimeoutMs":1000}`, http.StatusOK)
+	start := time.Now()
+	for {
+		for _, s := range []string{"S1", "S2", "S3", "S4"} {
+			apiCall(t, http.MethodPost, base+"/v1/pools/eu/scales/"+s+"/heartbeat", uiClient, `{}`, http.StatusOK)
+		}
+		if eval[bool](t, tb, `window.dispatcherUI.layout.find((b) => b.compId === 'S5').colour === '#d4622a'`) {
+			break
+		}
+		if time.Since(start) > 8*time.Second {
+			t.Fatalf("S5 not drawn as lapsed 8 s after heartbeats were turned on without its heartbeat; layout: %s",
+				eval[string](t, tb, `JSON.stringify(window.dispatcherUI.layout)`))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Logf("S5 drawn as lapsed %v after heartbeatTimeoutMs 1000 was set", time.Since(start).Round(time.Millisecond))
+	if px, meant := barAt("S5"); px != meant || (meant != "212,98,42" && meant != "238,192,170") {
+		t.Errorf("S5 lapsed: drawn %s, meant %s; want the lapsed colour 212,98,42 or its tint 238,192,170", px, meant)
+	}
+	for _, s := range []string{"S1", "S2", "S4"} {
+		if px, meant := barAt(s); px != meant || (meant != "31,111,178" && meant != "165,197,224") {
+			t.Errorf("%s heartbeating: drawn %s, meant %s; want the active colour 31,111,178 or its tint 165,197,224", s, px, meant)
+		}
+	}
+	tb.until(t, "the lapse listed", `document.getElementById('changes').textContent.includes('S5: up → lapsed')`, 5*time.Second)
+
 	// Arrow keys pick a Scale on the canvas and describe it.
 	tb.run(t, chromedp.Focus(chromedp.CSS(`#bars`)), chromedp.KeyEvent(kb.End))
 	picked := text(t, tb, `#picked`)
