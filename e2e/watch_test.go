@@ -43,7 +43,9 @@ func screenUntil(t testing.TB, sock, what string, cond func(string) bool) string
 // TestDispatchctlWatchInTmux runs `dispatchctl watch` in a real terminal
 // (tmux, 100×15) and reads the screen: bars for the Scales, then the same
 // screen redrawn in place (one header, no scrolling) as orders arrive and
-// a Scale goes down, and a clean exit on Ctrl-C.
+// a Scale goes down, and a clean exit on Ctrl-C. The view reads the watch
+// stream (DESIGN §9): its counters line, which polling the Scale list
+// cannot show, counts the batch.
 func TestDispatchctlWatchInTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux not found (%v): the watch view is tested in a real terminal; install it with `apt-get install tmux` (.ci/run does)", err)
@@ -71,15 +73,18 @@ func TestDispatchctlWatchInTmux(t *testing.T) {
 
 	screen := screenUntil(t, sock, "three Scales", func(s string) bool { return strings.Contains(s, "S3") })
 	lines := strings.Split(screen, "\n")
-	if !strings.Contains(lines[0], "dispatchctl watch eu — waterfill, 3 Scales") {
-		t.Fatalf("first line %q: want the pool's header", lines[0])
+	if !strings.Contains(lines[0], "dispatchctl watch eu — waterfill, 3 Scales") || !strings.Contains(lines[0], "streamed every 250ms") {
+		t.Fatalf("first line %q: want the pool's header, on the stream (its least interval, 250ms)", lines[0])
+	}
+	if !strings.HasPrefix(lines[1], "dispatched 0 · completed 0 · cancelled 0 · moved 0 · failed 0") {
+		t.Fatalf("second line %q: want the stream's counters", lines[1])
 	}
 	// Least loaded first; S2's bar marks its maxOrders with |.
-	if !strings.HasPrefix(lines[2], "S1 ") || !strings.HasPrefix(lines[3], "S2 ") || !strings.HasPrefix(lines[4], "S3 ") {
+	if !strings.HasPrefix(lines[3], "S1 ") || !strings.HasPrefix(lines[4], "S2 ") || !strings.HasPrefix(lines[5], "S3 ") {
 		t.Fatalf("rows not S1, S2, S3 by load:\n%s", screen)
 	}
-	if !strings.Contains(lines[3], "▒") || !strings.Contains(lines[3], "|") || !strings.HasSuffix(strings.TrimRight(lines[3], " "), "30") {
-		t.Fatalf("S2's row %q: want its baseLoad ▒ and maxOrders | 30", lines[3])
+	if !strings.Contains(lines[4], "▒") || !strings.Contains(lines[4], "|") || !strings.HasSuffix(strings.TrimRight(lines[4], " "), "30") {
+		t.Fatalf("S2's row %q: want its baseLoad ▒ and maxOrders | 30", lines[4])
 	}
 
 	in := client.BatchInput{}
@@ -93,7 +98,7 @@ func TestDispatchctlWatchInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	screen = screenUntil(t, sock, "the batch and S3 down", func(s string) bool {
-		return strings.Contains(s, "down") && strings.Contains(s, "█")
+		return strings.Contains(s, "down") && strings.Contains(s, "█") && strings.Contains(s, "dispatched 22 ")
 	})
 	if n := strings.Count(screen, "dispatchctl watch eu"); n != 1 {
 		t.Fatalf("the header shows %d times: want the screen redrawn in place, not scrolled:\n%s", n, screen)
@@ -101,11 +106,11 @@ func TestDispatchctlWatchInTmux(t *testing.T) {
 	lines = strings.Split(screen, "\n")
 	// 22 orders on 1, 5, 12 leave 13, 14, 13 (DESIGN §2): S1 13, S3 13, S2 14.
 	for i, want := range []string{"S1 ", "S3 ", "S2 "} {
-		if !strings.HasPrefix(lines[2+i], want) {
-			t.Fatalf("row %d %q: want %s (by orderCount, then compId):\n%s", i, lines[2+i], want, screen)
+		if !strings.HasPrefix(lines[3+i], want) {
+			t.Fatalf("row %d %q: want %s (by orderCount, then compId):\n%s", i, lines[3+i], want, screen)
 		}
 	}
-	if f := strings.Fields(lines[2]); f[len(f)-3] != "13" || !strings.Contains(lines[3], "down") {
+	if f := strings.Fields(lines[3]); f[len(f)-3] != "13" || !strings.Contains(lines[4], "down") {
 		t.Fatalf("rows after the batch:\n%s", screen)
 	}
 

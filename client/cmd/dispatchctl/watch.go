@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -33,26 +36,98 @@ var stateColour = map[client.ScaleState]string{
 }
 
 // snapshot is what one frame shows; with -o json each is one line.
+// Counters and Histogram come with the watch stream only (Stream); polling
+// reads the least loaded Scales that fit on the screen.
 type snapshot struct {
-	At         time.Time      `json:"at"`
-	Pool       *client.Pool   `json:"pool"`
-	Scales     []client.Scale `json:"scales"`
-	ScaleCount int64          `json:"scaleCount"`
-	Error      string         `json:"error,omitempty"`
+	At         time.Time         `json:"at"`
+	Pool       *client.Pool      `json:"pool"`
+	Scales     []client.Scale    `json:"scales"`
+	ScaleCount int64             `json:"scaleCount"`
+	Stream     bool              `json:"stream"`
+	Counters   *client.Counters  `json:"counters,omitempty"`
+	Histogram  *client.Histogram `json:"histogram,omitempty"`
+	Error      string            `json:"error,omitempty"`
 }
 
-// watch shows the pool's Scales as bars, polling the Scale list every
-// -interval and redrawing the screen in place, until interrupted (or -n
-// frames). The service has no watch stream yet (DESIGN §9); polling reads
-// one page: the Scales that fit on the screen, least loaded first.
+// Bounds of the watch stream's interval (DESIGN §9).
+const (
+	streamMinInterval = 250 * time.Millisecond
+	streamMaxInterval = time.Minute
+)
+
+// watch shows the pool's Scales as bars, redrawn in place until
+// interrupted (or -n frames). It reads the pool's watch stream (DESIGN §9),
+// one frame per snapshot at most every -interval (250ms to 1m there); a
+// service without the stream (404 for the route itself, an older server)
+// is polled instead: the pool and one page of its Scale list, the Scales
+// that fit on the screen, least loaded first, every -interval.
 func watch(ctx context.Context, e *env, a []string) error {
 	pool := a[0]
 	if fInterval < 100*time.Millisecond {
 		return usagef("watch: -interval %v: at least 100ms", fInterval)
 	}
-	out, isTerm := e.stdout, isTerminal(e.stdout)
-	width, height := termSize(e.stdout, e.getenv)
-	read := func() snapshot {
+	every := min(max(fInterval, streamMinInterval), streamMaxInterval).Truncate(time.Millisecond)
+	next, stop := iter.Pull2(e.c.WatchPool(ctx, pool, &client.WatchOptions{Interval: every}))
+	defer stop()
+	snap, err, ok := next()
+	if !ok {
+		return nil
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !errors.Is(err, &client.Error{Status: http.StatusNotFound}) || errors.Is(err, client.ErrPoolNotFound) {
+			return err
+		}
+		stop()
+		return poll(ctx, e, pool)
+	}
+	first := fromStream(snap)
+	read := func() (snapshot, error) {
+		for {
+			snap, err, ok := next()
+			if !ok || ctx.Err() != nil {
+				return snapshot{}, io.EOF
+			}
+			var pe *client.Error
+			switch {
+			case err == nil:
+				return fromStream(snap), nil
+			case errors.As(err, &pe) && !errors.Is(err, client.ErrPoolNotFound):
+				// A problem within the stream (the store did not answer):
+				// shown, and the stream goes on.
+				s := first
+				s.At, s.Error = time.Now().UTC(), err.Error()
+				return s, nil
+			default:
+				// The pool was deleted, or the stream ended.
+				return snapshot{}, err
+			}
+		}
+	}
+	return show(ctx, e, first, read, every)
+}
+
+// fromStream makes a frame's snapshot of one of the stream's.
+func fromStream(s client.Snapshot) snapshot {
+	c := s.Counters
+	return snapshot{
+		At:         s.At,
+		Pool:       &client.Pool{Name: s.Pool, Strategy: s.Strategy},
+		Scales:     s.Scales,
+		ScaleCount: int64(s.ScaleCount),
+		Stream:     true,
+		Counters:   &c,
+		Histogram:  s.Histogram,
+	}
+}
+
+// poll is watch on a service without the watch stream: it reads the pool
+// and the first page of its Scale list every -interval.
+func poll(ctx context.Context, e *env, pool string) error {
+	_, height := termSize(e.stdout, e.getenv)
+	read1 := func() snapshot {
 		s := snapshot{At: time.Now().UTC()}
 		p, err := e.c.GetPool(ctx, pool)
 		if err != nil {
@@ -71,7 +146,7 @@ func watch(ctx context.Context, e *env, a []string) error {
 		s.Pool, s.Scales, s.ScaleCount = p, l.Scales, p.ScaleCount
 		return s
 	}
-	first := read()
+	first := read1()
 	if first.Error != "" {
 		// Nothing to show: the pool or the service is not there.
 		_, err := e.c.GetPool(ctx, pool)
@@ -79,12 +154,32 @@ func watch(ctx context.Context, e *env, a []string) error {
 			return err
 		}
 	}
+	tick := time.NewTicker(fInterval)
+	defer tick.Stop()
+	read := func() (snapshot, error) {
+		select {
+		case <-ctx.Done():
+			return snapshot{}, io.EOF
+		case <-tick.C:
+		}
+		s := read1()
+		if ctx.Err() != nil {
+			return snapshot{}, io.EOF
+		}
+		return s, nil
+	}
+	return show(ctx, e, first, read, fInterval)
+}
+
+// show draws first, then each snapshot read returns, until read returns
+// an error (io.EOF: interrupted, a clean end) or -n frames were drawn.
+func show(ctx context.Context, e *env, first snapshot, read func() (snapshot, error), every time.Duration) error {
+	out, isTerm := e.stdout, isTerminal(e.stdout)
+	width, height := termSize(e.stdout, e.getenv)
 	if !e.json {
 		fmt.Fprint(out, escHideCursor+escClear)
 		defer fmt.Fprint(out, escShowCursor)
 	}
-	tick := time.NewTicker(fInterval)
-	defer tick.Stop()
 	s := first
 	for n := 1; ; n++ {
 		if e.json {
@@ -92,27 +187,27 @@ func watch(ctx context.Context, e *env, a []string) error {
 				return err
 			}
 		} else {
-			lines := frame(s, width, height, fInterval, isTerm)
+			lines := frame(s, width, height, every, isTerm)
 			fmt.Fprint(out, escHome+strings.Join(lines, escClearLine+"\n")+escClearLine+"\n"+escClearBelow)
 		}
 		if fFrames > 0 && n >= fFrames {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
+		var err error
+		s, err = read()
+		if err == io.EOF || ctx.Err() != nil {
 			return nil
-		case <-tick.C:
 		}
-		s = read()
-		if ctx.Err() != nil {
-			return nil
+		if err != nil {
+			return err
 		}
 	}
 }
 
-// frame renders one snapshot in width × height characters: a header, one
-// bar per Scale (outstanding orders █, baseLoad ▒, maxOrders marked |),
-// and a footer. colour adds ANSI colours by state.
+// frame renders one snapshot in width × height characters: a header, the
+// counters (from the stream), one bar per Scale (outstanding orders █,
+// baseLoad ▒, maxOrders marked |), and a footer saying how many Scales
+// are not shown. colour adds ANSI colours by state.
 func frame(s snapshot, width, height int, every time.Duration, colour bool) []string {
 	width = max(width, 40) // narrower, rows may wrap
 	var lines []string
@@ -120,10 +215,20 @@ func frame(s snapshot, width, height int, every time.Duration, colour bool) []st
 	if s.Pool != nil {
 		head += fmt.Sprintf(" %s — %s, %d Scales", s.Pool.Name, s.Pool.Strategy, s.ScaleCount)
 	}
-	head += fmt.Sprintf(" — %s, every %v (Ctrl-C stops)", s.At.Local().Format("15:04:05"), every)
+	how := "polled every"
+	if s.Stream {
+		how = "streamed every"
+	}
+	head += fmt.Sprintf(" — %s, %s %v (Ctrl-C stops)", s.At.Local().Format("15:04:05"), how, every)
 	lines = append(lines, clip(head, width))
 	if s.Error != "" {
 		return append(lines, clip("error: "+s.Error, width))
+	}
+	rows := max(1, height-4)
+	if c := s.Counters; c != nil {
+		lines = append(lines, clip(fmt.Sprintf("dispatched %d · completed %d · cancelled %d · moved %d · failed %d",
+			c.Dispatched, c.Completed, c.Cancelled, c.Moved, c.Failed), width))
+		rows = max(1, rows-1)
 	}
 	idW := 6
 	var top int64 = 1
@@ -142,23 +247,44 @@ func frame(s snapshot, width, height int, every time.Duration, colour bool) []st
 		barW = max(1, width-idW-14-3*numW)
 	}
 	lines = append(lines, clip(fmt.Sprintf("%-*s %-9s %-*s %*s %*s %*s", idW, "COMPID", "STATE", barW, "█ outstanding ▒ baseLoad | maxOrders", numW, "COUNT", numW, "OUT", numW, "MAX"), width))
-	rows := max(1, height-4)
-	for i, sc := range s.Scales {
-		if i == rows {
-			break
-		}
+	row := func(sc client.Scale) string {
 		bar := bar(sc, top, barW)
 		if colour {
 			bar = stateColour[sc.State] + bar + escReset
 		}
-		lines = append(lines, fmt.Sprintf("%-*s %-9s %s %*d %*d %*s",
-			idW, clip(sc.CompID, idW), sc.State, bar, numW, sc.OrderCount, numW, sc.Outstanding, numW, maxOrders(sc.MaxOrders)))
+		return fmt.Sprintf("%-*s %-9s %s %*d %*d %*s",
+			idW, clip(sc.CompID, idW), sc.State, bar, numW, sc.OrderCount, numW, sc.Outstanding, numW, maxOrders(sc.MaxOrders))
 	}
-	shown := min(len(s.Scales), rows)
-	if int64(shown) < s.ScaleCount {
-		lines = append(lines, fmt.Sprintf("the %d least loaded of %d Scales", shown, s.ScaleCount))
+	// Polling read the least loaded; the stream sends them all, or the 500
+	// least and the 500 most loaded (sorted): when they do not fit, the
+	// least loaded at the top, the most loaded at the bottom, and a line
+	// between them for those not shown.
+	sc, gap := s.Scales, 0
+	if !s.Stream || len(sc) <= rows || rows < 3 {
+		sc = sc[:min(len(sc), rows)]
 	} else {
+		lo := rows / 2
+		hi := rows - 1 - lo
+		sc, gap = append(sc[:lo:lo], sc[len(sc)-hi:]...), lo
+	}
+	notShown := s.ScaleCount - int64(len(sc))
+	for i, x := range sc {
+		if gap > 0 && i == gap {
+			lines = append(lines, clip(fmt.Sprintf("%-*s ⋮ %d not shown", idW, "", notShown), width))
+		}
+		lines = append(lines, row(x))
+	}
+	switch {
+	case notShown <= 0:
 		lines = append(lines, fmt.Sprintf("%d Scales", s.ScaleCount))
+	case gap > 0:
+		lines = append(lines, clip(fmt.Sprintf("the %d least and %d most loaded of %d Scales; %d not shown",
+			gap, len(sc)-gap, s.ScaleCount, notShown), width))
+	case s.Histogram != nil && len(sc) == len(s.Scales):
+		lines = append(lines, clip(fmt.Sprintf("the %d least and %d most loaded of %d Scales; %d not shown",
+			len(sc)/2, len(sc)-len(sc)/2, s.ScaleCount, notShown), width))
+	default:
+		lines = append(lines, clip(fmt.Sprintf("the %d least loaded of %d Scales; %d not shown", len(sc), s.ScaleCount, notShown), width))
 	}
 	return lines
 }
