@@ -108,7 +108,7 @@ func completeFlags(fs *flag.FlagSet) {
 }
 
 func watchFlags(fs *flag.FlagSet) {
-	fs.DurationVar(&fInterval, "interval", time.Second, "time between two reads of the pool")
+	fs.DurationVar(&fInterval, "interval", time.Second, "time between two frames: at least 250ms (at most 1m) on the watch stream, 100ms when polling an older service")
 	fs.IntVar(&fFrames, "n", 0, "stop after this many frames (0: until interrupted)")
 }
 
