@@ -26,8 +26,16 @@ import (
 // settle as the Go reference judges: after each dispatch, every Scale's
 // recorded health is HealthOptions.HealthAt at that time.
 func TestDifferentialHealth(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("HEALTH_SEED"); v != "" {
+	// A fixed seed by default, so that the suite's walk is the same in
+	// every run: a random one once gave least-connections a walk with no
+	// lapse move, which fails the coverage check below though nothing
+	// disagreed. HEALTH_SEED=random explores, HEALTH_SEED=N reruns a seed.
+	seed := uint64(1)
+	switch v := os.Getenv("HEALTH_SEED"); v {
+	case "":
+	case "random":
+		seed = uint64(time.Now().UnixNano())
+	default:
 		seed, _ = strconv.ParseUint(v, 10, 64)
 	}
 	t.Logf("seed %d (HEALTH_SEED=%[1]d reruns it)", seed)
