@@ -5,6 +5,7 @@ package imagetest_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -153,7 +154,14 @@ func TestKillLosesNothing(t *testing.T) {
 	mustCall(t, http.MethodPost, s.url(t, victim)+"/v1/pools/kill/batches", userToken, `{"orders":[{"id":"after-restart"}]}`, http.StatusCreated, nil)
 
 	// Applied, unanswered.
-	const key, body = "kill.unanswered", `{"orders":[{"id":"unanswered.o0"},{"id":"unanswered.o1"}]}`
+	// 64 orders with ids make a script call of more than bigCall bytes, so
+	// it cannot be taken for the victim's readiness pings.
+	const key = "kill.unanswered"
+	ids := make([]string, 64)
+	for i := range ids {
+		ids[i] = fmt.Sprintf(`{"id":"unanswered.o%02d"}`, i)
+	}
+	body := `{"orders":[` + strings.Join(ids, ",") + `]}`
 	victimURL := s.url(t, victim)
 	redisPid := s.info(t, s.redis).State.Pid
 	s.p.must(t, "pause", s.redis)
@@ -173,7 +181,7 @@ func TestKillLosesNothing(t *testing.T) {
 	// The batch reaches the victim, which sends it to Redis and waits: its
 	// bytes wait in the paused Redis's socket.
 	victimIP := s.info(t, victim).ip()
-	for deadline := time.Now().Add(10 * time.Second); !waitingOnRedis(t, redisPid)[victimIP]; {
+	for deadline := time.Now().Add(10 * time.Second); waitingOnRedis(t, redisPid)[victimIP] < bigCall; {
 		if time.Now().After(deadline) {
 			t.Fatalf("the batch sent to %s did not reach the paused Redis within 10s", victim)
 		}
