@@ -1,16 +1,19 @@
-// Command dispatch-bench is the load tool of dispatcher. It has four modes:
+// Command dispatch-bench is the load tool of dispatcher. It has five modes:
 //
 //	dispatch-bench scales -url URL[,URL…] -pool P -n 100000 [-max-count C]
 //	dispatch-bench run    -url URL[,URL…] -pool P -concurrency 16 -batch 100 -duration 30s
 //	dispatch-bench noop   -addr 127.0.0.1:0
+//	dispatch-bench thin   -addr 127.0.0.1:0 -redis redis://127.0.0.1:6379 [-scales 16]
 //	dispatch-bench plot   -o out.svg [-title T] [-ceiling 1:19000,100:103000] [label=]report.json …
 //
 // scales creates a pool and registers N Scales fast; run drives batches at
 // one or more replicas for a fixed time and reports orders/s, batches/s,
 // latency percentiles and errors by status and problem type; noop serves
 // a trivial handler, so that run can measure the HTTP floor in the same
-// session; plot draws the -json reports of run as an SVG chart of orders/s
-// by batch size.
+// session; thin serves the thin service, which decodes a batch and runs
+// ceiling/minimal.lua on Redis through go-redis and nothing else, the
+// floor of this architecture (issue 21); plot draws the -json reports of
+// run as an SVG chart of orders/s by batch size.
 //
 // A session that compares the service with the HTTP floor:
 //
@@ -77,12 +80,13 @@ const usage = `usage:
   dispatch-bench scales -url URL[,URL…] -pool P -n N [flags]   create a pool and register N Scales
   dispatch-bench run    -url URL[,URL…] -pool P [flags]        drive batches and report throughput
   dispatch-bench noop   -addr 127.0.0.1:0                      serve a no-op handler (the HTTP floor)
+  dispatch-bench thin   -addr 127.0.0.1:0 -redis URL           serve the thin service (minimal.lua on Redis)
   dispatch-bench plot   -o out.svg [flags] [label=]file …      draw run -json reports as an SVG chart
 run a mode with -h for its flags
 `
 
 // run executes the mode named by args[0]. The progress line goes to stderr,
-// reports and the noop server's address to stdout.
+// reports and the noop and thin servers' addresses to stdout.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -108,6 +112,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		return runNoop(ctx, cfg, stdout)
+	case "thin":
+		cfg, err := parseThinConfig(args, stderr)
+		if err != nil {
+			return err
+		}
+		return runThin(ctx, cfg, stdout)
 	case "plot":
 		cfg, err := parsePlotConfig(args, stderr)
 		if err != nil {

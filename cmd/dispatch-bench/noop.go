@@ -49,23 +49,5 @@ func runNoop(ctx context.Context, cfg noopConfig, stdout io.Writer) error {
 		IdleTimeout:       120 * time.Second,
 	}
 	fmt.Fprintf(stdout, "noop listening on http://%s\n", ln.Addr())
-
-	if cfg.For > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, cfg.For)
-		defer cancel()
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	return nil
+	return serveUntil(ctx, srv, ln, cfg.For)
 }
