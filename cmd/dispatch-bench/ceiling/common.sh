@@ -1,4 +1,4 @@
-# common.sh: what measure.sh, pair.sh and cpu.sh share; they source it after
+# common.sh: what measure.sh, pair.sh, cpu.sh and redis-cpu.sh share; they source it after
 # setting HERE (this directory). Every process a script starts goes in PIDS
 # and is killed on exit.
 
@@ -26,16 +26,18 @@ loadCeiling() {
   SHA=$(R script load "$(cat "$HERE/ceiling.lua")")
 }
 
-# startReplicas starts two dispatcher replicas ($BIN/dispatcher) on the
-# Redis of startRedis and waits for them: SVC gets their base URLs,
-# comma-separated, and SVC_PIDS their pids.
+# startReplicas [DIR] starts two dispatcher replicas (DIR/dispatcher,
+# default $BIN/dispatcher) on the Redis of startRedis, with default
+# settings, and waits for them: SVC gets their base URLs, comma-separated,
+# and SVC_PIDS their pids.
 startReplicas() {
   SVC="" SVC_PIDS=()
+  local dir=${1:-$BIN}
   for _ in 1 2; do
     local p
     p=$(freeport)
     DISPATCHER_ADDR=127.0.0.1:$p DISPATCHER_REDIS_URL=redis://127.0.0.1:$RP \
-      "$BIN/dispatcher" >/dev/null 2>&1 & PIDS+=($!) SVC_PIDS+=($!)
+      "$dir/dispatcher" >/dev/null 2>&1 & PIDS+=($!) SVC_PIDS+=($!)
     for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$p/healthz" && break; sleep 0.1; done
     SVC=${SVC:+$SVC,}http://127.0.0.1:$p
   done
@@ -55,3 +57,31 @@ startNoops() {
   done
 }
 
+
+# startThins starts two thin services ($BIN/dispatch-bench thin: a batch
+# decoded, minimal.lua run through go-redis, nothing else) on the Redis of
+# startRedis, each pool 16 Scales, and waits for them: THIN gets their base
+# URLs, comma-separated.
+startThins() {
+  THIN=""
+  for _ in 1 2; do
+    local p
+    p=$(freeport)
+    "$BIN/dispatch-bench" thin -addr "127.0.0.1:$p" -redis "redis://127.0.0.1:$RP" -scales 16 >/dev/null 2>&1 & PIDS+=($!)
+    for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$p/" && break; sleep 0.1; done
+    THIN=${THIN:+$THIN,}http://127.0.0.1:$p
+  done
+}
+
+# loadMinimal sets up the minimal script of issue 21: its load ZSET of 16
+# Scales ({min}:load, all unloaded) and minimal.lua, whose SHA it sets in
+# MIN_SHA.
+loadMinimal() {
+  R unlink '{min}:load' '{min}:orders' >/dev/null
+  R eval "for i=1,16 do redis.call('ZADD', KEYS[1], 0, string.format('s-%02d', i)) end" 1 '{min}:load' >/dev/null
+  MIN_SHA=$(R script load "$(cat "$HERE/minimal.lua")")
+}
+
+# redisCPU prints the CPU seconds (used_cpu_user + used_cpu_sys of INFO
+# cpu) the Redis of startRedis has used so far.
+redisCPU() { R info cpu | awk -F: '/^used_cpu_(user|sys):/ {s += $2} END {printf "%.6f\n", s}'; }

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# redis-cpu.sh: the two measurements of issue 21 in ONE run, on loopback
+# only. A throwaway redis-server; on it two dispatcher replicas
+# ($BIN/dispatcher, default settings: every feature on), two more of an
+# older build when BIN_BEFORE names its directory (the "before"), and two
+# thin services (dispatch-bench thin: minimal.lua through go-redis, nothing
+# else). Each service gets a pool of 16 Scales (dispatch-bench scales); the
+# minimal script a load ZSET of 16. Then, per batch size:
+#
+#   a. Redis CPU per order: INFO cpu (used_cpu_user + used_cpu_sys) before
+#      and after a dispatch-bench run (concurrency 16, DUR) against the two
+#      replicas, over the orders that run dispatched; the same for the
+#      before replicas; then for minimal.lua run by redis-benchmark EVALSHA
+#      (concurrency 16) on the same Redis, as many calls as the service's
+#      run made batches. Each variant in turn, CPU_ROUNDS times. The ratio service/minimal is the issue's first goal (≤ 1.5).
+#   b. orders/s of the service against the thin service: the same
+#      dispatch-bench run (concurrency 16, ROUND_DUR after 1 s of warmup)
+#      at the thin services, the replicas and the before replicas in turn,
+#      ROUNDS times. The ratio service/thin is the second goal (≥ 0.9 at
+#      batch 1, ≥ 0.8 at batch 100).
+#
+# Every variant has pools of its own, so two builds can share the Redis:
+# their Redis Functions libraries are named by a hash of their source.
+# While one variant runs the others are idle; the Redis CPU of idle
+# replicas (health ticks) is measured first and printed, to show how
+# little it adds. The orders stay assigned (no completions), as in the
+# issue's figures; IDEM=1 sends an Idempotency-Key with every batch.
+# Bounded: with the defaults about 3 minutes (4 with BIN_BEFORE); every
+# process it starts is killed on exit. Raw reports and the table go to OUT.
+#
+#   go build -o /tmp/b/dispatcher ./cmd/dispatcher
+#   go build -o /tmp/b/dispatch-bench ./cmd/dispatch-bench
+#   cmd/dispatch-bench/ceiling/redis-cpu.sh
+#   # BIN=/tmp/b BIN_BEFORE= BATCHES="1 100" DUR=5s CPU_ROUNDS=2 ROUNDS=3 ROUND_DUR=4s IDEM=0 OUT=/tmp/redis-cpu-out
+#
+# Before and after in one run: build the older dispatcher from a worktree,
+#   git worktree add /tmp/before <commit> && (cd /tmp/before && go build -o /tmp/before-bin/dispatcher ./cmd/dispatcher)
+#   BIN_BEFORE=/tmp/before-bin cmd/dispatch-bench/ceiling/redis-cpu.sh
+set -euo pipefail
+
+BIN=${BIN:-/tmp/b}
+BIN_BEFORE=${BIN_BEFORE:-}
+BATCHES=${BATCHES:-1 100}
+DUR=${DUR:-5s}
+CPU_ROUNDS=${CPU_ROUNDS:-2}
+ROUNDS=${ROUNDS:-3}
+ROUND_DUR=${ROUND_DUR:-4s}
+IDEM=${IDEM:-0}
+OUT=${OUT:-/tmp/redis-cpu-out}
+HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$OUT"
+# shellcheck source=common.sh
+. "$HERE/common.sh"
+
+RAW=$OUT/raw.tsv
+: >"$RAW"
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+echo "redis-cpu.sh: nproc $(nproc), loadavg $(loadavg), $(redis-server --version | cut -d' ' -f3), BIN=$BIN${BIN_BEFORE:+ BIN_BEFORE=$BIN_BEFORE}" | tee "$OUT/log"
+
+startRedis "$OUT/redis.log"
+VARIANTS=service
+startReplicas "$BIN"
+SVC_service=$SVC
+if [ -n "$BIN_BEFORE" ]; then
+  startReplicas "$BIN_BEFORE"
+  SVC_before=$SVC
+  VARIANTS="service before"
+fi
+startThins
+loadMinimal
+for v in $VARIANTS; do
+  url=SVC_$v
+  for b in $BATCHES; do
+    "$BIN/dispatch-bench" scales -url "${!url}" -pool "$v-$b" -n 16 -progress=false >/dev/null
+  done
+done
+
+idem=()
+if [ "$IDEM" = 1 ]; then idem=(-idempotency); fi
+
+# load URLS POOL BATCH DUR WARMUP FILE runs dispatch-bench at concurrency 16
+# and writes its JSON report to FILE.
+load() {
+  "$BIN/dispatch-bench" run -url "$1" -pool "$2" -batch "$3" -concurrency 16 -duration "$4" \
+    -warmup "$5" -json -progress=false "${idem[@]}" >"$6"
+}
+# field FILE EXPR prints EXPR of the JSON report r in FILE.
+field() { python3 -c 'import json,sys;r=json.load(open(sys.argv[1]));print(eval(sys.argv[2]))' "$1" "$2"; }
+# errors FILE prints the failed batches of a report, if any, on stderr.
+errors() {
+  local e
+  e=$(field "$1" 'r["total"]["errors"] or ""')
+  [ -z "$e" ] || echo "  errors in $(basename "$1"): $e" >&2
+}
+
+c0=$(redisCPU); sleep 2; c1=$(redisCPU)
+echo -e "idle\t-\t-\t-\t$(python3 -c "import sys;print((float(sys.argv[2])-float(sys.argv[1]))/2*1e6)" "$c0" "$c1")" >>"$RAW"
+
+# a. Redis CPU per order.
+for b in $BATCHES; do
+  for round in $(seq "$CPU_ROUNDS"); do
+    for v in $VARIANTS minimal; do
+      echo "a: batch $b round $round $v (loadavg $(loadavg))" | tee -a "$OUT/log"
+      c0=$(redisCPU)
+      if [ "$v" = minimal ]; then
+        # as many calls as the service's run of this round made batches
+        # (at least 1,000): redis-benchmark has no time limit
+        n=$((calls > 1000 ? calls : 1000))
+        redis-benchmark -p "$RP" -c 16 -n "$n" -r 1000000000 --csv \
+          EVALSHA "$MIN_SHA" 2 '{min}:load' '{min}:orders' __rand_int__ "$b" >"$OUT/a-minimal-$b-$round.csv"
+        orders=$((n * b))
+      else
+        url=SVC_$v
+        f=$OUT/a-$v-$b-$round.json
+        load "${!url}" "$v-$b" "$b" "$DUR" 0s "$f"
+        errors "$f"
+        orders=$(field "$f" 'r["total"]["orders"]')
+        if [ "$v" = service ]; then calls=$(field "$f" 'r["total"]["batches"]'); fi
+      fi
+      c1=$(redisCPU)
+      echo -e "cpu\t$v\t$b\t$round\t$(python3 -c "import sys;print((float(sys.argv[2])-float(sys.argv[1]))/int(sys.argv[3])*1e6)" "$c0" "$c1" "$orders")" >>"$RAW"
+    done
+    R unlink '{min}:orders' >/dev/null
+  done
+done
+
+# b. orders/s against the thin service, alternating rounds.
+for b in $BATCHES; do
+  for round in $(seq "$ROUNDS"); do
+    for v in thin $VARIANTS; do
+      echo "b: batch $b round $round $v (loadavg $(loadavg))" | tee -a "$OUT/log"
+      if [ "$v" = thin ]; then
+        url=$THIN pool=thin-$b
+      else
+        url=SVC_$v
+        url=${!url} pool=$v-$b
+      fi
+      f=$OUT/b-$v-$b-$round.json
+      load "$url" "$pool" "$b" "$ROUND_DUR" 1s "$f"
+      errors "$f"
+      echo -e "rate\t$v\t$b\t$round\t$(field "$f" 'r["ordersPerSec"]')" >>"$RAW"
+    done
+  done
+done
+echo "done (loadavg $(loadavg)), redis used_memory $(R info memory | awk -F: '/^used_memory_human:/ {print $2}' | tr -d '\r')" | tee -a "$OUT/log"
+
+python3 - "$RAW" "$VARIANTS" <<'PY' | tee "$OUT/table.txt"
+import statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+variants = sys.argv[2].split()
+def vals(kind, v, b):
+    return [float(r[4]) for r in rows if r[0] == kind and r[1] == v and r[2] == b]
+batches = sorted({r[2] for r in rows if r[0] != "idle"}, key=int)
+idle = [float(r[4]) for r in rows if r[0] == "idle"][0]
+def rng(xs, f="%.1f"):
+    return f % xs[0] if len(xs) == 1 else (f + "–" + f) % (min(xs), max(xs))
+print()
+print("a. Redis CPU per order (INFO cpu used_cpu_user + used_cpu_sys, µs/order), 16 Scales, concurrency 16;")
+print("   idle replicas cost Redis %.0f µs/s. Per round, the ratio to the minimal script of that round." % idle)
+print("| batch | variant | Redis µs/order | minimal script | ratio | median ratio |")
+print("|---:|---|---:|---:|---:|---:|")
+for b in batches:
+    m = vals("cpu", "minimal", b)
+    for v in variants:
+        s = vals("cpu", v, b)
+        ratios = [x / y for x, y in zip(s, m)]
+        print("| %s | %s | %s | %s | %s× | %.2f× |" % (b, v, rng(s), rng(m), rng(ratios, "%.2f"), statistics.median(ratios)))
+print()
+print("b. orders/s against the thin service, alternating rounds, concurrency 16")
+print("| batch | variant | orders/s | thin service | ratio | median ratio |")
+print("|---:|---|---:|---:|---:|---:|")
+for b in batches:
+    t = vals("rate", "thin", b)
+    for v in variants:
+        s = vals("rate", v, b)
+        ratios = [x / y for x, y in zip(s, t)]
+        print("| %s | %s | %s | %s | %s | %.2f |" % (b, v, rng(s, "%.0f"), rng(t, "%.0f"), rng(ratios, "%.2f"), statistics.median(ratios)))
+PY
