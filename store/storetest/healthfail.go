@@ -34,9 +34,11 @@ func failRequest(pool, orderID, compID string, now time.Time) dispatch.FailReque
 func testFailEject(t *testing.T, s dispatch.Store) {
 	healthPool(t, s, "p1", ejection(3, 10*time.Second, 30*time.Second), "A=0 B=5 C=5")
 	mustDispatch(t, s, request("p1", "b1", t0, "o1", "o2", "o3", "o4"))
+	counted := int64(0) // reports Fail answered as counted
 	for i, id := range []string{"o1", "o2", "o3"} {
 		now := at(time.Duration(i+1) * time.Second)
 		r := fail(t, s, "p1", id, "A", now)
+		counted += b2i(r.Counted)
 		if !r.Moved || !r.Counted || r.Order.CompID == "A" || r.Order.Moves != 1 {
 			t.Errorf("report %d: got moved=%v counted=%v order on %s moves %d, want moved and counted, off A, 1 move",
 				i+1, r.Moved, r.Counted, r.Order.CompID, r.Order.Moves)
@@ -51,6 +53,7 @@ func testFailEject(t *testing.T, s dispatch.Store) {
 	}
 	before := Snapshot(t, s, "p1")
 	r := fail(t, s, "p1", "o3", "A", at(4*time.Second))
+	counted += b2i(r.Counted)
 	if r.Moved || r.Counted || r.Order.CompID == "A" {
 		t.Errorf("repeated report: got moved=%v counted=%v on %s, want nothing", r.Moved, r.Counted, r.Order.CompID)
 	}
@@ -61,6 +64,7 @@ func testFailEject(t *testing.T, s dispatch.Store) {
 	}
 	// A report against the ejected Scale moves the order, counts nothing.
 	r = fail(t, s, "p1", "o4", "A", at(6*time.Second))
+	counted += b2i(r.Counted)
 	if !r.Moved || r.Counted {
 		t.Errorf("report against an ejected Scale: got moved=%v counted=%v, want moved, not counted", r.Moved, r.Counted)
 	}
@@ -72,6 +76,18 @@ func testFailEject(t *testing.T, s dispatch.Store) {
 	}
 	changes, _ := drain(t, s, "p1", at(40*time.Second), 10)
 	wantString(t, "journal", formatChanges(changes), "A up>ejected@3s A ejected>up@33s")
+	// The watch's counters: o1-o4 moved by reports, the first three counted.
+	if c := checkCounters(t, s, "p1", ids("o", 6), counted); c.Moved != 4 || c.Failed != 3 || c.Dispatched != 6 {
+		t.Errorf("recorded: %d moves, %d reports counted, %d orders; want 4, 3 and 6", c.Moved, c.Failed, c.Dispatched)
+	}
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Consecutive ejections lengthen the ejection up to 10 × ejectTime; a

@@ -51,6 +51,14 @@ func testLapseReassign(t *testing.T, s dispatch.Store) {
 	heartbeat(t, s, "p1", "A", nil, at(7*time.Second))
 	b := mustDispatch(t, s, request("p1", "b2", at(7*time.Second), "x1"))
 	wantString(t, "after the heartbeat", compIDs(b), "A")
+	// The watch's counters: the five orders moved off the lapsed Scale
+	// count once each; held orders do not count.
+	if c := checkCounters(t, s, "p1", append(ids("a", 5), "x1"), 0); c.Moved != 5 {
+		t.Errorf("p1: recorded %d moves, want 5", c.Moved)
+	}
+	if c := checkCounters(t, s, "p2", ids("a", 5), 0); c.Moved != 0 {
+		t.Errorf("p2 (hold): recorded %d moves, want 0", c.Moved)
+	}
 }
 
 // A lapsed Scale's orders move only as far as the eligible Scales have
@@ -136,8 +144,9 @@ func testHealthRandomWalk(t *testing.T, s dispatch.Store) {
 	spec.EjectTime = ptr(time.Second)
 	healthPool(t, s, "p1", spec, "A=0 B=0 C=0 D=0")
 	scales := []string{"A", "B", "C", "D"}
-	var live []string
+	var live, all []string
 	n, failMoves, lapseMoves, ejections := 0, 0, 0, 0
+	counted := int64(0)
 	for step := range 400 {
 		now := at(time.Duration(step) * 100 * time.Millisecond)
 		switch k := r.IntN(10); {
@@ -162,6 +171,7 @@ func testHealthRandomWalk(t *testing.T, s dispatch.Store) {
 				t.Fatalf("step %d: order %s went to %s, %s at that time", step, id, sc.CompID, h)
 			}
 			live = append(live, id)
+			all = append(all, id)
 		case k < 8 && len(live) > 0:
 			id := live[r.IntN(len(live))]
 			o := getOrder(t, s, "p1", id)
@@ -172,6 +182,7 @@ func testHealthRandomWalk(t *testing.T, s dispatch.Store) {
 			if fr.Moved {
 				failMoves++
 			}
+			counted += b2i(fr.Counted)
 			if fr.Ejected {
 				ejections++
 			}
@@ -199,4 +210,8 @@ func testHealthRandomWalk(t *testing.T, s dispatch.Store) {
 		t.Errorf("D, silent since 10s: got %s with %d orders, want lapsed and emptied", sc.Health, sc.Outstanding)
 	}
 	checkScaleOrders(t, s, "p1")
+	// The watch's counters: every move, by report or lapse, once.
+	if c := checkCounters(t, s, "p1", all, counted); c.Moved != int64(failMoves+lapseMoves) || c.Failed < 2*int64(ejections) {
+		t.Errorf("recorded %d moves and %d counted reports; the walk saw %d moves and %d ejections (2 reports each)", c.Moved, c.Failed, failMoves+lapseMoves, ejections)
+	}
 }

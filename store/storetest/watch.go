@@ -22,13 +22,15 @@ func snapshot(t testing.TB, s dispatch.Store, pool string, edge, buckets int) di
 
 // recordedCounters counts the orders the pool holds by state, read one by
 // one: what the counters must say of a pool whose orders are all still
-// held. Dispatched counts every order recorded.
+// held. Dispatched counts every order recorded, Moved adds up their moves.
+// Failed is left zero: an order does not record the reports against it.
 func recordedCounters(t testing.TB, s dispatch.Store, pool string, orderIDs []string) dispatch.Counters {
 	t.Helper()
 	var c dispatch.Counters
 	for _, id := range orderIDs {
 		o := getOrder(t, s, pool, id)
 		c.Dispatched++
+		c.Moved += o.Moves
 		switch o.State {
 		case dispatch.Completed:
 			c.Completed++
@@ -37,6 +39,19 @@ func recordedCounters(t testing.TB, s dispatch.Store, pool string, orderIDs []st
 		}
 	}
 	return c
+}
+
+// checkCounters compares the pool's counters with the orders it records
+// and counted, the number of failure reports that counted against a Scale
+// (as Fail answered them), and returns what it expected.
+func checkCounters(t testing.TB, s dispatch.Store, pool string, orderIDs []string, counted int64) dispatch.Counters {
+	t.Helper()
+	want := recordedCounters(t, s, pool, orderIDs)
+	want.Failed = counted
+	if got := snapshot(t, s, pool, 500, 20).Counters; got != want {
+		t.Errorf("counters of %s: got %+v, want %+v (the orders recorded, the reports counted)", pool, got, want)
+	}
+	return want
 }
 
 // testCounters changes a pool in every way that counts, retried calls and
@@ -105,7 +120,9 @@ func testCounters(t *testing.T, s dispatch.Store) {
 	}
 
 	want := recordedCounters(t, s, "c", all)
-	want.Moved = int64(len(moves))
+	if want.Moved != int64(len(moves)) {
+		t.Errorf("moves recorded on the orders: got %d, want %d (Reassign's answer)", want.Moved, len(moves))
+	}
 	if want.Cancelled < 2 || want.Completed != 2 {
 		t.Fatalf("the test needs forced cancellations: recorded %+v", want)
 	}
