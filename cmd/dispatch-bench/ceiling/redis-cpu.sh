@@ -12,7 +12,8 @@
 #      replicas, over the orders that run dispatched; the same for the
 #      before replicas; then for minimal.lua run by redis-benchmark EVALSHA
 #      (concurrency 16) on the same Redis, as many calls as the service's
-#      run made batches. Each variant in turn, CPU_ROUNDS times. The ratio service/minimal is the issue's first goal (≤ 1.5).
+#      run made batches. Each variant in turn, CPU_ROUNDS times. The
+#      ratio service/minimal is the issue's first goal (≤ 1.5).
 #   b. orders/s of the service against the thin service: the same
 #      dispatch-bench run (concurrency 16, ROUND_DUR after 1 s of warmup)
 #      at the thin services, the replicas and the before replicas in turn,
@@ -25,13 +26,13 @@
 # replicas (health ticks) is measured first and printed, to show how
 # little it adds. The orders stay assigned (no completions), as in the
 # issue's figures; IDEM=1 sends an Idempotency-Key with every batch.
-# Bounded: with the defaults about 3 minutes (4 with BIN_BEFORE); every
+# Bounded: with the defaults about 3½ minutes (5 with BIN_BEFORE); every
 # process it starts is killed on exit. Raw reports and the table go to OUT.
 #
 #   go build -o /tmp/b/dispatcher ./cmd/dispatcher
 #   go build -o /tmp/b/dispatch-bench ./cmd/dispatch-bench
 #   cmd/dispatch-bench/ceiling/redis-cpu.sh
-#   # BIN=/tmp/b BIN_BEFORE= BATCHES="1 100" DUR=5s CPU_ROUNDS=2 ROUNDS=3 ROUND_DUR=4s IDEM=0 OUT=/tmp/redis-cpu-out
+#   # BIN=/tmp/b BIN_BEFORE= BATCHES="1 100" DUR=5s CPU_ROUNDS=3 ROUNDS=3 ROUND_DUR=4s IDEM=0 OUT=/tmp/redis-cpu-out
 #
 # Before and after in one run: build the older dispatcher from a worktree,
 #   git worktree add /tmp/before <commit> && (cd /tmp/before && go build -o /tmp/before-bin/dispatcher ./cmd/dispatcher)
@@ -42,7 +43,7 @@ BIN=${BIN:-/tmp/b}
 BIN_BEFORE=${BIN_BEFORE:-}
 BATCHES=${BATCHES:-1 100}
 DUR=${DUR:-5s}
-CPU_ROUNDS=${CPU_ROUNDS:-2}
+CPU_ROUNDS=${CPU_ROUNDS:-3}
 ROUNDS=${ROUNDS:-3}
 ROUND_DUR=${ROUND_DUR:-4s}
 IDEM=${IDEM:-0}
@@ -139,6 +140,8 @@ for b in $BATCHES; do
       load "$url" "$pool" "$b" "$ROUND_DUR" 1s "$f"
       errors "$f"
       echo -e "rate\t$v\t$b\t$round\t$(field "$f" 'r["ordersPerSec"]')" >>"$RAW"
+      # the thin service's orders are not needed again: free their memory
+      R unlink "{thin:thin-$b}:orders" >/dev/null
     done
   done
 done
