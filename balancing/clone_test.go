@@ -8,11 +8,11 @@ import (
 
 func TestCloneSharesNoState(t *testing.T) {
 	cands := []balancing.Candidate{{ID: "A", Weight: 5}, {ID: "B", Weight: 1}, {ID: "C", Weight: 1}}
-	for _, orig := range []balancing.Picker{
-		&balancing.RoundRobin{}, &balancing.WeightedRoundRobin{},
-		&balancing.SmoothWeightedRoundRobin{}, &balancing.WeightedResponseTime{},
-		&balancing.LeastConnections{},
-	} {
+	for _, s := range balancing.Strategies() {
+		if !s.Stateful {
+			continue
+		}
+		orig := s.New()
 		first := orig.Pick(cands, 0, 0)
 		c := balancing.Clone(orig)
 		c.Pick(cands, 0, 0)
@@ -21,7 +21,7 @@ func TestCloneSharesNoState(t *testing.T) {
 		// twin that made the same first pick would.
 		twin := balancing.Clone(orig)
 		if got, want := orig.Pick(cands, 0, 0), twin.Pick(cands, 0, 0); got != want {
-			t.Errorf("%T: after the clone picked, the original picks %d, want %d (first pick %d)", orig, got, want, first)
+			t.Errorf("%s: after the clone picked, the original picks %d, want %d (first pick %d)", s.Name, got, want, first)
 		}
 	}
 	if _, ok := balancing.Clone(balancing.Random{}).(balancing.Random); !ok {

@@ -23,4 +23,13 @@
 // of them keep to integer arithmetic below 2^53 (ratios cross-multiplied),
 // fix the order of their floating-point operations, and never iterate a map
 // for order, so that the Redis Lua scripts make the same picks.
+//
+// [Strategies] is the registry: every strategy once, with how a store runs
+// it ([Kind]), what it costs ([Cost]: cheap strategies read O(log N) of the
+// pool per order, costly ones every eligible Scale), whether it reads
+// weights or keeps state, and its Picker. The API validates a pool's
+// strategy against it, both stores run each strategy as it says (the
+// memory store runs the cheap Pickers, [RankPicker]s, over its index by
+// rank), and the tests iterate it; the Redis scripts keep a table that a
+// test holds to it.
 package balancing

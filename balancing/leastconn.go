@@ -1,5 +1,7 @@
 package balancing
 
+import "maps"
+
 // LeastConnections is the strategy least-connections, as nginx's least_conn
 // (ngx_http_upstream_get_least_conn_peer) and HAProxy's leastconn: the pick
 // is the Scale with the lowest Count/Weight, compared by cross-multiplication.
@@ -73,4 +75,8 @@ func forgetGone(current map[string]int64, cands []Candidate) {
 	if len(current) > present {
 		forget(current, cands)
 	}
+}
+
+func (p *LeastConnections) clone() Picker {
+	return &LeastConnections{Current: maps.Clone(p.Current)}
 }

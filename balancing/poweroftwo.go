@@ -9,13 +9,18 @@ package balancing
 // two Scales per order.
 type PowerOfTwo struct{}
 
-var _ Picker = PowerOfTwo{}
+var _ RankPicker = PowerOfTwo{}
 
-// Pick draws a = r1 mod n and b = r2 mod (n-1), plus 1 if b >= a (so that
-// b != a and both are uniform), and returns b if its Count/Weight is lower
-// than a's (cross-multiplied), else a. A single candidate is always 0.
-func (PowerOfTwo) Pick(cands []Candidate, r1, r2 uint64) int {
-	n := uint64(len(cands))
+// Pick is PickRank over cands.
+func (p PowerOfTwo) Pick(cands []Candidate, r1, r2 uint64) int {
+	return p.PickRank(Candidates(cands), r1, r2)
+}
+
+// PickRank draws a = r1 mod n and b = r2 mod (n-1), plus 1 if b >= a (so
+// that b != a and both are uniform), and returns b if its Count/Weight is
+// lower than a's (cross-multiplied), else a. A single Scale is always 0.
+func (PowerOfTwo) PickRank(r Ranks, r1, r2 uint64) int {
+	n := uint64(r.Len())
 	if n == 1 {
 		return 0
 	}
@@ -24,7 +29,7 @@ func (PowerOfTwo) Pick(cands []Candidate, r1, r2 uint64) int {
 	if b >= a {
 		b++
 	}
-	if lessLoaded(cands[b], cands[a]) {
+	if lessLoaded(r.At(b), r.At(a)) {
 		return b
 	}
 	return a

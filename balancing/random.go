@@ -6,11 +6,16 @@ package balancing
 // see.
 type Random struct{}
 
-var _ Picker = Random{}
+var _ RankPicker = Random{}
 
 // Pick returns r1 mod len(cands).
-func (Random) Pick(cands []Candidate, r1, _ uint64) int {
-	return int(r1 % uint64(len(cands)))
+func (p Random) Pick(cands []Candidate, r1, r2 uint64) int {
+	return p.PickRank(Candidates(cands), r1, r2)
+}
+
+// PickRank returns r1 mod r.Len(), reading no Scale.
+func (Random) PickRank(r Ranks, r1, _ uint64) int {
+	return int(r1 % uint64(r.Len()))
 }
 
 // WeightedRandom is the strategy weighted-random (seed 001 §1.3, and Dubbo's

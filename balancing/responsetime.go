@@ -114,3 +114,8 @@ func avgOr(c Candidate, mean float64) float64 {
 	}
 	return mean
 }
+
+func (p *WeightedResponseTime) clone() Picker {
+	c := *p
+	return &c
+}

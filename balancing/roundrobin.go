@@ -1,7 +1,5 @@
 package balancing
 
-import "sort"
-
 // RoundRobin is the strategy round-robin (seed 001 §2.1). Instead of the
 // seed's index, which shifts when Scales come and go, its state is the last
 // compId picked: the next pick is the first eligible compId after it in byte
@@ -14,18 +12,28 @@ type RoundRobin struct {
 	Last string
 }
 
-var _ Picker = (*RoundRobin)(nil)
+var _ RankPicker = (*RoundRobin)(nil)
 
-// Pick returns the first candidate whose ID is greater than Last, or the
-// first candidate if there is none, and records it in Last. It reads
-// O(log n) candidates.
-func (p *RoundRobin) Pick(cands []Candidate, _, _ uint64) int {
-	i := sort.Search(len(cands), func(i int) bool { return cands[i].ID > p.Last })
-	if i == len(cands) {
+// Pick is PickRank over cands.
+func (p *RoundRobin) Pick(cands []Candidate, r1, r2 uint64) int {
+	return p.PickRank(Candidates(cands), r1, r2)
+}
+
+// PickRank returns the first Scale whose ID is greater than Last, or the
+// first Scale if there is none, and records it in Last. It reads O(log n)
+// Scales.
+func (p *RoundRobin) PickRank(r Ranks, _, _ uint64) int {
+	i := r.After(p.Last)
+	if i == r.Len() {
 		i = 0
 	}
-	p.Last = cands[i].ID
+	p.Last = r.At(i).ID
 	return i
+}
+
+func (p *RoundRobin) clone() Picker {
+	c := *p
+	return &c
 }
 
 // WeightedRoundRobin is the strategy weighted-round-robin (seed 001 §2.3, the
@@ -51,4 +59,9 @@ func (p *WeightedRoundRobin) Pick(cands []Candidate, _, _ uint64) int {
 	i := onWeightAxis(cands, int64(p.Counter%uint64(total)))
 	p.Counter++
 	return i
+}
+
+func (p *WeightedRoundRobin) clone() Picker {
+	c := *p
+	return &c
 }

@@ -1,6 +1,7 @@
 package balancing
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -72,4 +73,8 @@ func candidateIndex(cands []Candidate, id string) (int, bool) {
 	return slices.BinarySearchFunc(cands, id, func(c Candidate, id string) int {
 		return strings.Compare(c.ID, id)
 	})
+}
+
+func (p *SmoothWeightedRoundRobin) clone() Picker {
+	return &SmoothWeightedRoundRobin{Current: maps.Clone(p.Current)}
 }

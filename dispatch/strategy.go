@@ -1,5 +1,7 @@
 package dispatch
 
+import "github.com/dispatcher/dispatcher/balancing"
+
 // Strategy names how a pool picks Scales (DESIGN §3).
 type Strategy string
 
@@ -37,18 +39,25 @@ const (
 // DefaultStrategy is the strategy of a pool created without one.
 const DefaultStrategy = Waterfill
 
-// Strategies lists every strategy the service implements.
-var Strategies = []Strategy{
-	Waterfill, WeightedWaterfill, Random, WeightedRandom, RoundRobin, WeightedRoundRobin,
-	SmoothWeightedRoundRobin, WeightedResponseTime, LeastConnections, PowerOfTwo, ConsistentHash,
+// Strategies lists every strategy the service implements: the names of
+// balancing's registry, in its order.
+var Strategies = func() []Strategy {
+	var out []Strategy
+	for _, s := range balancing.Strategies() {
+		out = append(out, Strategy(s.Name))
+	}
+	return out
+}()
+
+// Spec returns the strategy's entry in balancing's registry (how it runs,
+// its cost, whether it keeps state or reads weights), and whether s is a
+// strategy the service implements.
+func (s Strategy) Spec() (balancing.Strategy, bool) {
+	return balancing.Lookup(string(s))
 }
 
 // Valid reports whether s is a strategy the service implements.
 func (s Strategy) Valid() bool {
-	for _, k := range Strategies {
-		if s == k {
-			return true
-		}
-	}
-	return false
+	_, ok := s.Spec()
+	return ok
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatcher/dispatcher/balancing"
 	"github.com/dispatcher/dispatcher/dispatch"
 	"github.com/dispatcher/dispatcher/store/memory"
 )
@@ -69,7 +70,7 @@ func benchmarkDispatch(b *testing.B, scales int, level bool) {
 func BenchmarkStrategies(b *testing.B) {
 	for _, scales := range []int{1000, 100_000} {
 		for _, st := range dispatch.Strategies {
-			if st == dispatch.ConsistentHash && scales > 1000 {
+			if sp, _ := st.Spec(); sp.Kind == balancing.Hashed && scales > 1000 {
 				continue
 			}
 			b.Run(fmt.Sprintf("scales=%d/%s", scales, st), func(b *testing.B) {

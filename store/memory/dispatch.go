@@ -51,7 +51,7 @@ func (p *pool) dispatch(req dispatch.DispatchRequest) (dispatch.Batch, bool, err
 	if err := p.checkOrders(req); err != nil {
 		return dispatch.Batch{}, false, err
 	}
-	pl, state, err := p.planBatch(req)
+	pl, picker, err := p.planBatch(req)
 	if err != nil {
 		return dispatch.Batch{}, false, err
 	}
@@ -70,7 +70,7 @@ func (p *pool) dispatch(req dispatch.DispatchRequest) (dispatch.Batch, bool, err
 	}
 	b.ID = req.BatchID
 	p.commit(pl, req)
-	p.state = state
+	p.picker = picker
 	// A batch without a key is kept for the retention, one with a key, and
 	// the key, for the key's window.
 	rec := &batchRecord{batch: b, expires: now.Add(p.retention)}
@@ -111,10 +111,10 @@ func (p *pool) checkOrders(req dispatch.DispatchRequest) error {
 
 // checkCap refuses n orders that could take an eligible Scale's orderCount
 // past dispatch.MaxOrderCount (DESIGN §1). Only a Scale without maxOrders
-// can pass it (maxOrders is at most the bound). Waterfill raises no Scale
-// more than n above the lowest eligible Scale without maxOrders, which
-// stays in the table to the end; any other strategy may give all n to the
-// highest. The Redis store makes the same check (lib.lua's capCheck).
+// can pass it (maxOrders is at most the bound). Waterfill (balancing.Levels)
+// raises no Scale more than n above the lowest eligible Scale without
+// maxOrders, which stays in the table to the end; any other strategy may
+// give all n to the highest. The Redis store makes the same check (lib.lua's capCheck).
 func (p *pool) checkCap(n int64) error {
 	last := p.eligible.Len() - 1
 	if p.eligible.At(last).Count+n <= dispatch.MaxOrderCount {
@@ -123,7 +123,7 @@ func (p *pool) checkCap(n int64) error {
 	refuse := func(l balancing.Load) error {
 		return errorf(dispatch.ErrNoEligibleScale, capDetail, l.ID, l.Count, n, dispatch.MaxOrderCount)
 	}
-	if p.strategy == dispatch.Waterfill {
+	if sp, _ := p.strategy.Spec(); sp.Kind == balancing.Levels {
 		for r := 0; r <= last; r++ {
 			if l := p.eligible.At(r); p.scales[l.ID].MaxOrders == 0 {
 				if l.Count+n > dispatch.MaxOrderCount {

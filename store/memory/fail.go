@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 
+	"github.com/dispatcher/dispatcher/balancing"
 	"github.com/dispatcher/dispatcher/dispatch"
 )
 
@@ -29,7 +30,7 @@ func (s *Store) Fail(_ context.Context, req dispatch.FailRequest) (dispatch.Fail
 		out1 := sc.slot()
 		out1.in = false
 		p.moveEligible([]slotChange{{from: sc.slot(), to: out1}})
-		pl, state, err := p.planMove(req, []*order{o})
+		pl, picker, err := p.planMove(req, []*order{o})
 		if err != nil {
 			p.moveEligible([]slotChange{{from: out1, to: sc.slot()}})
 			return err
@@ -42,7 +43,7 @@ func (s *Store) Fail(_ context.Context, req dispatch.FailRequest) (dispatch.Fail
 				p.record(sc, req.Now)
 			}
 		})
-		p.state = state
+		p.picker = picker
 		out.Moved = len(moves) == 1
 		out.Order = o.Order
 		p.sweep(req.Now)
@@ -54,16 +55,16 @@ func (s *Store) Fail(_ context.Context, req dispatch.FailRequest) (dispatch.Fail
 // planMove plans the batch that moves os, one failure report's order, over
 // the eligible Scales: ErrNoEligibleScale when they have no room,
 // ErrTooExpensive.
-func (p *pool) planMove(req dispatch.FailRequest, os []*order) (plan, strategyState, error) {
+func (p *pool) planMove(req dispatch.FailRequest, os []*order) (plan, balancing.Picker, error) {
 	n := int64(len(os))
 	if p.eligible.Len() == 0 {
-		return plan{}, strategyState{}, errorf(dispatch.ErrNoEligibleScale, "pool %q has no eligible Scale other than %q to take order %q", p.name, req.CompID, req.OrderID)
+		return plan{}, nil, errorf(dispatch.ErrNoEligibleScale, "pool %q has no eligible Scale other than %q to take order %q", p.name, req.CompID, req.OrderID)
 	}
 	if p.unlimited == 0 && p.room < n {
-		return plan{}, strategyState{}, errorf(dispatch.ErrNoEligibleScale, "the eligible Scales of pool %q other than %q have no room for order %q", p.name, req.CompID, req.OrderID)
+		return plan{}, nil, errorf(dispatch.ErrNoEligibleScale, "the eligible Scales of pool %q other than %q have no room for order %q", p.name, req.CompID, req.OrderID)
 	}
 	if err := p.checkCap(n); err != nil {
-		return plan{}, strategyState{}, err
+		return plan{}, nil, err
 	}
 	return p.planBatch(moveRequest(p.name, os, req.Now, req.Rand, req.MaxCost))
 }

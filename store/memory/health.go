@@ -224,7 +224,7 @@ func (p *pool) moveLapsed(req dispatch.TickRequest, limit int) ([]dispatch.Move,
 	if p.unlimited == 0 {
 		n = min(n, p.room)
 	}
-	if p.state.perOrderPicker(p.strategy) != nil {
+	if p.costly() {
 		maxCost := req.MaxCost
 		if maxCost <= 0 {
 			maxCost = dispatch.DefaultMaxCost
@@ -235,11 +235,11 @@ func (p *pool) moveLapsed(req dispatch.TickRequest, limit int) ([]dispatch.Move,
 		return nil, false
 	}
 	os := sc.oldest(int(n))
-	pl, state, err := p.planBatch(moveRequest(p.name, os, req.Now, req.Rand, req.MaxCost))
+	pl, picker, err := p.planBatch(moveRequest(p.name, os, req.Now, req.Rand, req.MaxCost))
 	if err != nil {
 		return nil, false
 	}
 	moves := p.move(sc, sc.slot(), os, pl, nil)
-	p.state = state
+	p.picker = picker
 	return moves, p.holder() != nil
 }

@@ -10,12 +10,13 @@
 // A pool keeps its eligible Scales in a ranking sorted by (orderCount,
 // compId) that each change updates in place, so a small batch in a pool of
 // 100,000 Scales does not sort the pool, and in a second ranking by compId
-// alone, from which random, round-robin and power-of-two pick by rank in
-// O(log N). The other strategies run their balancing Picker over all the
-// eligible Scales; consistent-hash keeps a balancing.Ring of every Scale
-// while it is the pool's strategy. The strategy's state (cursor, counter,
-// current weights) lives with the pool and only a real dispatch changes it;
-// the response-time averages live with the Scales. Completed and cancelled orders,
+// alone, over which the cheap Pickers of balancing's registry (random,
+// round-robin, power-of-two) pick by rank in O(log N). The costly ones run
+// their balancing Picker over all the eligible Scales; consistent-hash
+// keeps a balancing.Ring of every Scale while it is the pool's strategy.
+// The strategy's Picker holds its state (cursor, counter, current weights)
+// with the pool, and only a real dispatch changes it; the response-time
+// averages live with the Scales. Completed and cancelled orders,
 // batch records and idempotency records leave by a time-ordered queue from
 // which every successful mutating call removes at most 128 expired entries;
 // until then a record that has expired counts as absent for every method that

@@ -100,50 +100,47 @@ func (p *pool) pickCandidates(req dispatch.DispatchRequest, picker balancing.Pic
 	})
 }
 
+// ranks is the eligible Scales of a batch in compId order as
+// balancing.Ranks: byID, with the counts of the plan so far and the
+// effective weights at nowMs. A cheap Picker reads O(log N) of them per
+// order.
+type ranks struct {
+	p     *pool
+	pl    *plan
+	nowMs int64
+}
+
+var _ balancing.Ranks = ranks{}
+
+// Len returns the number of eligible Scales.
+func (r ranks) Len() int { return r.p.byID.Len() }
+
+// At returns the eligible Scale at rank k as a candidate.
+func (r ranks) At(k int) balancing.Candidate {
+	sc := r.p.rank(k)
+	return balancing.Candidate{
+		ID:     sc.CompID,
+		Count:  r.pl.count(sc),
+		Weight: r.p.weight(sc, r.nowMs),
+		AvgMs:  sc.avgMs,
+		HasAvg: sc.hasAvg,
+	}
+}
+
+// After returns the rank of the first eligible compId after id.
+func (r ranks) After(id string) int { return r.p.byID.after(balancing.Load{ID: id}) }
+
 // rank returns the eligible Scale at rank k in compId order.
 func (p *pool) rank(k int) *scale { return p.scales[p.byID.At(k).ID] }
 
-// The strategies below read O(log N) of the pool per order. They make the
-// picks of balancing.Random, balancing.RoundRobin and balancing.PowerOfTwo
-// over the candidates in compId order, whose ranks byID keeps, without
-// building the candidates; the conformance suite checks them against the
-// Pickers.
-
-// pickRandom is balancing.Random: rank r1 mod n.
-func (p *pool) pickRandom(_ int, r1, _ uint64, _ *plan) *scale {
-	return p.rank(int(r1 % uint64(p.byID.Len())))
-}
-
-// pickRoundRobin is balancing.RoundRobin: the first eligible compId after
-// rr.Last, wrapping to the first, which becomes rr.Last.
-func (p *pool) pickRoundRobin(rr *balancing.RoundRobin) *scale {
-	k := p.byID.after(balancing.Load{ID: rr.Last})
-	if k == p.byID.Len() {
-		k = 0
-	}
-	sc := p.rank(k)
-	rr.Last = sc.CompID
-	return sc
-}
-
-// pickPowerOfTwo is balancing.PowerOfTwo: ranks a = r1 mod n and
-// b = r2 mod (n−1), plus 1 if b >= a; b if its count/weight is lower than
-// a's (cross-multiplied), else a.
-func (p *pool) pickPowerOfTwo(r1, r2 uint64, pl *plan, nowMs int64) *scale {
-	n := uint64(p.byID.Len())
-	if n == 1 {
-		return p.rank(0)
-	}
-	a := r1 % n
-	b := r2 % (n - 1)
-	if b >= a {
-		b++
-	}
-	sa, sb := p.rank(int(a)), p.rank(int(b))
-	if pl.count(sb)*p.weight(sa, nowMs) < pl.count(sa)*p.weight(sb, nowMs) {
-		return sb
-	}
-	return sa
+// pickRanks runs picker, a strategy that reads O(log N) of the pool per
+// order, over the eligible Scales by rank, without building the
+// candidates: a Scale that fills up leaves byID at once (pickEach).
+func (p *pool) pickRanks(req dispatch.DispatchRequest, picker balancing.RankPicker) plan {
+	nowMs := req.Now.UnixMilli()
+	return p.pickEach(req, func(_ int, r1, r2 uint64, pl *plan) *scale {
+		return p.rank(picker.PickRank(ranks{p, pl, nowMs}, r1, r2))
+	})
 }
 
 // pickConsistentHash looks the order's key (its id without one) up on the

@@ -23,19 +23,20 @@ type pool struct {
 	scales map[string]*scale
 	// all ranks every Scale, for ListScales; eligible ranks the Scales that
 	// may receive orders, for the strategies and Table. byID holds the
-	// eligible Scales in compId order (every Count 0), so that random,
-	// round-robin and power-of-two find a Scale by its rank in compId order
-	// without reading the pool.
+	// eligible Scales in compId order (every Count 0), so that the cheap
+	// Pickers (balancing.RankPicker) find a Scale by its rank in compId
+	// order without reading the pool.
 	all, eligible, byID ranking
 	// unlimited counts the eligible Scales without maxOrders; room is the sum
 	// of maxOrders − orderCount over the other eligible Scales.
 	unlimited int
 	room      int64
 
-	// state is the strategy's state between batches (strategies.go); ring
-	// is the consistent-hash ring, kept only while that is the strategy.
-	state strategyState
-	ring  *balancing.Ring
+	// picker is the strategy's rule with its state between batches, for
+	// the strategies that are Pickers (strategies.go); ring is the
+	// consistent-hash ring, kept only while that is the strategy.
+	picker balancing.Picker
+	ring   *balancing.Ring
 
 	orders map[string]*order
 	// seq numbers orders as they come to a Scale (order.seq).

@@ -41,14 +41,14 @@ func (s *Store) Reassign(_ context.Context, req dispatch.ReassignRequest) ([]dis
 		if err := p.checkCap(n); err != nil {
 			return err
 		}
-		pl, state, err := p.planBatch(moveRequest(req.Pool, os, req.Now, req.Rand, req.MaxCost))
+		pl, picker, err := p.planBatch(moveRequest(req.Pool, os, req.Now, req.Rand, req.MaxCost))
 		if err != nil {
 			return err
 		}
 		for _, m := range p.move(sc, sc.slot(), os, pl, nil) {
 			out = append(out, dispatch.Assignment{OrderID: m.OrderID, CompID: m.To})
 		}
-		p.state = state
+		p.picker = picker
 		p.sweep(req.Now)
 		return nil
 	})

@@ -1,58 +1,41 @@
 package memory
 
 import (
-	"maps"
-
 	"github.com/dispatcher/dispatcher/balancing"
 	"github.com/dispatcher/dispatcher/dispatch"
 )
 
-// strategyState is what the strategies keep between batches, held as the
-// balancing Pickers hold it. Only the field of the pool's strategy is used;
-// a change of strategy zeroes them all. A batch works on a copy, which only
-// a real dispatch keeps, so a dry run changes nothing.
-type strategyState struct {
-	rr   balancing.RoundRobin               // round-robin: the last compId picked
-	wrr  balancing.WeightedRoundRobin       // weighted-round-robin: the counter
-	swrr balancing.SmoothWeightedRoundRobin // smooth-weighted-round-robin: current weights
-	wrt  balancing.WeightedResponseTime     // weighted-response-time: its fallback round robin
-	lc   balancing.LeastConnections         // least-connections: current weights of its ties
-}
-
-// clone returns a copy that shares no map with s.
-func (s strategyState) clone() strategyState {
-	s.swrr.Current = maps.Clone(s.swrr.Current)
-	s.lc.Current = maps.Clone(s.lc.Current)
-	return s
-}
-
-// perOrderPicker returns the Picker, holding its state in s, of a strategy
-// that reads every eligible Scale for every order, or nil for the others.
-func (s *strategyState) perOrderPicker(st dispatch.Strategy) balancing.Picker {
-	switch st {
-	case dispatch.WeightedWaterfill:
-		return balancing.WeightedWaterfill{}
-	case dispatch.WeightedRandom:
-		return balancing.WeightedRandom{}
-	case dispatch.WeightedRoundRobin:
-		return &s.wrr
-	case dispatch.SmoothWeightedRoundRobin:
-		return &s.swrr
-	case dispatch.WeightedResponseTime:
-		return &s.wrt
-	case dispatch.LeastConnections:
-		return &s.lc
+// spec returns the pool's strategy as balancing's registry describes it:
+// ErrUnknownStrategy if it is not there.
+func (p *pool) spec() (balancing.Strategy, error) {
+	sp, ok := p.strategy.Spec()
+	if !ok {
+		return sp, errorf(dispatch.ErrUnknownStrategy, "pool %q has strategy %q", p.name, p.strategy)
 	}
-	return nil
+	return sp, nil
+}
+
+// costly reports whether the pool's strategy reads every eligible Scale
+// for every order, and so has a cost cap.
+func (p *pool) costly() bool {
+	sp, err := p.spec()
+	return err == nil && sp.Cost == balancing.Costly
 }
 
 // resetStrategy clears the strategy's state after the pool changed its
-// strategy, and builds the ring of every registered Scale (in any state) if
-// the strategy is now consistent-hash. Response-time averages are kept.
+// strategy: a fresh Picker for the strategies that are Pickers, and the
+// ring of every registered Scale (in any state) for consistent hashing.
+// Response-time averages are kept.
 func (p *pool) resetStrategy() {
-	p.state = strategyState{}
-	p.ring = nil
-	if p.strategy == dispatch.ConsistentHash {
+	p.picker, p.ring = nil, nil
+	sp, err := p.spec()
+	if err != nil {
+		return
+	}
+	if sp.New != nil {
+		p.picker = sp.New()
+	}
+	if sp.Kind == balancing.Hashed {
 		// NewRing sorts the points, so the map's order does not show.
 		ids := make([]string, 0, len(p.scales))
 		for id := range p.scales {
@@ -63,36 +46,32 @@ func (p *pool) resetStrategy() {
 }
 
 // planBatch assigns the orders of req with the pool's strategy. It works on
-// a copy of the strategy's state and returns it for a real dispatch to
+// a copy of the strategy's Picker and returns it for a real dispatch to
 // keep. The caller has checked that the eligible Scales have room for the
 // batch. ErrTooExpensive, ErrUnknownStrategy.
-func (p *pool) planBatch(req dispatch.DispatchRequest) (plan, strategyState, error) {
-	st := p.state.clone()
-	if picker := st.perOrderPicker(p.strategy); picker != nil {
-		if err := p.checkCost(req); err != nil {
-			return plan{}, st, err
-		}
-		return p.pickCandidates(req, picker), st, nil
+func (p *pool) planBatch(req dispatch.DispatchRequest) (plan, balancing.Picker, error) {
+	sp, err := p.spec()
+	if err != nil {
+		return plan{}, p.picker, err
 	}
-	switch p.strategy {
-	case dispatch.Waterfill:
-		return p.waterfill(len(req.Orders)), st, nil
-	case dispatch.Random:
-		return p.pickEach(req, p.pickRandom), st, nil
-	case dispatch.RoundRobin:
-		return p.pickEach(req, func(int, uint64, uint64, *plan) *scale {
-			return p.pickRoundRobin(&st.rr)
-		}), st, nil
-	case dispatch.PowerOfTwo:
-		return p.pickEach(req, func(_ int, r1, r2 uint64, pl *plan) *scale {
-			return p.pickPowerOfTwo(r1, r2, pl, req.Now.UnixMilli())
-		}), st, nil
-	case dispatch.ConsistentHash:
+	picker := balancing.Clone(p.picker)
+	switch {
+	case sp.Kind == balancing.Levels:
+		return p.waterfill(len(req.Orders)), picker, nil
+	case sp.Kind == balancing.Hashed:
 		return p.pickEach(req, func(i int, _, _ uint64, pl *plan) *scale {
 			return p.pickConsistentHash(req.Orders[i], pl)
-		}), st, nil
+		}), picker, nil
+	case picker == nil:
+		return plan{}, picker, errorf(dispatch.ErrUnknownStrategy, "pool %q has strategy %q, which has no picker", p.name, p.strategy)
 	}
-	return plan{}, st, errorf(dispatch.ErrUnknownStrategy, "pool %q has strategy %q", p.name, p.strategy)
+	if rp, ok := picker.(balancing.RankPicker); ok && sp.Cost == balancing.Cheap {
+		return p.pickRanks(req, rp), picker, nil
+	}
+	if err := p.checkCost(req); err != nil {
+		return plan{}, picker, err
+	}
+	return p.pickCandidates(req, picker), picker, nil
 }
 
 // checkCost refuses a batch whose strategy would read more than req.MaxCost

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/dispatcher/dispatcher/balancing"
 	"github.com/dispatcher/dispatcher/dispatch"
 	"github.com/dispatcher/dispatcher/store/redis"
 	"github.com/dispatcher/dispatcher/store/redis/redistest"
@@ -26,7 +27,7 @@ func BenchmarkStrategyOneOrder(b *testing.B) {
 	ctx := context.Background()
 	for _, st := range dispatch.Strategies {
 		big := 100_000
-		if st == dispatch.ConsistentHash {
+		if kind(st) == balancing.Hashed {
 			big = 10_000
 		}
 		for _, n := range []int{10, big} {

@@ -14,6 +14,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/dispatcher/dispatcher/balancing"
 	"github.com/dispatcher/dispatcher/dispatch"
 	"github.com/dispatcher/dispatcher/store/redis"
 	"github.com/dispatcher/dispatcher/store/redis/redistest"
@@ -39,11 +40,13 @@ func TestCheapStrategiesReadLittle(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
 	ctx := context.Background()
-	for _, st := range []dispatch.Strategy{dispatch.Waterfill, dispatch.Random, dispatch.RoundRobin,
-		dispatch.PowerOfTwo, dispatch.ConsistentHash} {
+	for _, st := range dispatch.Strategies {
+		if perOrder(st) {
+			continue
+		}
 		t.Run(string(st), func(t *testing.T) {
 			big := 100_000
-			if st == dispatch.ConsistentHash {
+			if kind(st) == balancing.Hashed {
 				big = 10_000
 			}
 			var cost [2]int64

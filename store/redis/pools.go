@@ -10,6 +10,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/dispatcher/dispatcher/balancing"
 	"github.com/dispatcher/dispatcher/dispatch"
 )
 
@@ -23,9 +24,11 @@ func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec
 	if err := s.c.ZAdd(ctx, poolsKey, goredis.Z{Member: name}).Err(); err != nil {
 		return dispatch.Pool{}, false, unavailable(err)
 	}
-	strategy, slowStart := "", ""
+	strategy, slowStart, hashed := "", "", false
 	if spec.Strategy != nil {
 		strategy = string(*spec.Strategy)
+		sp, _ := spec.Strategy.Spec()
+		hashed = sp.Kind == balancing.Hashed
 	}
 	if spec.SlowStart != nil {
 		slowStart = strconv.FormatInt(spec.SlowStart.Milliseconds(), 10)
@@ -34,7 +37,7 @@ func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec
 	var v any
 	for attempt := 1; ; attempt++ {
 		version := ""
-		if strategy == string(dispatch.ConsistentHash) {
+		if hashed {
 			var err error
 			if version, err = s.buildRing(ctx, name); err != nil {
 				return dispatch.Pool{}, false, err

@@ -127,13 +127,16 @@ func (s *sim) must(what string, f func(st dispatch.Store) (string, error)) strin
 }
 
 // perOrder reports whether a strategy reads every eligible Scale for every
-// order, and so has a cost cap.
+// order (balancing's registry says), and so has a cost cap.
 func perOrder(st dispatch.Strategy) bool {
-	switch st {
-	case dispatch.Waterfill, dispatch.Random, dispatch.RoundRobin, dispatch.PowerOfTwo, dispatch.ConsistentHash:
-		return false
-	}
-	return true
+	sp, _ := st.Spec()
+	return sp.Cost == balancing.Costly
+}
+
+// kind is the strategy's balancing.Kind.
+func kind(st dispatch.Strategy) balancing.Kind {
+	sp, _ := st.Spec()
+	return sp.Kind
 }
 
 func (s *sim) pool(name string, st dispatch.Strategy) {
@@ -332,7 +335,7 @@ func (s *sim) checkIndexes(pool string, st dispatch.Strategy) {
 		if sc.Eligible() {
 			elig = append(elig, sc.CompID)
 		}
-		if st == dispatch.ConsistentHash {
+		if kind(st) == balancing.Hashed {
 			for j, at := range balancing.RingPoints(sc.CompID, balancing.DefaultVNodes) {
 				want[sc.CompID+"#"+strconv.Itoa(j)] = float64(at)
 			}
@@ -472,7 +475,7 @@ func (m *model) picks(scales []dispatch.Scale, slowStart time.Duration, req disp
 	if eligible == 0 || (!unlimited && room < int64(n)) {
 		return nil, nil, dispatch.ErrNoEligibleScale
 	}
-	if m.strategy == dispatch.Waterfill {
+	if kind(m.strategy) == balancing.Levels {
 		got, _ := reference(scales, n)
 		return strings.Fields(got), nil, nil
 	}
@@ -485,7 +488,7 @@ func (m *model) picks(scales []dispatch.Scale, slowStart time.Duration, req disp
 		return sc.State == dispatch.Active && (sc.MaxOrders == 0 || count[id] < sc.MaxOrders)
 	}
 	var ring *balancing.Ring
-	if m.strategy == dispatch.ConsistentHash {
+	if kind(m.strategy) == balancing.Hashed {
 		ring = balancing.NewRing(balancing.DefaultVNodes, ids...)
 	}
 	p := balancing.Clone(m.state)

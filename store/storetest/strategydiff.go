@@ -43,11 +43,11 @@ func (d *diffPool) expect(t testing.TB, s dispatch.Store, req dispatch.DispatchR
 	if !room(scales, len(req.Orders)) {
 		return "", false
 	}
-	switch d.st {
-	case dispatch.Waterfill:
+	switch sp, _ := d.st.Spec(); sp.Kind {
+	case balancing.Levels:
 		want, _ := waterfillWithMax(slices.Collect(maps.Values(scales)), len(req.Orders))
 		return want, true
-	case dispatch.ConsistentHash:
+	case balancing.Hashed:
 		return strings.Join(runRing(scales, req.Orders), " "), true
 	}
 	p := d.picker

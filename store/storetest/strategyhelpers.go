@@ -131,28 +131,12 @@ func candidates(t testing.TB, s dispatch.Store, pool string, now time.Time, avgs
 }
 
 // NewPicker returns the balancing Picker of a strategy with a fresh state,
-// or nil for waterfill and consistent-hash, which are not Pickers: the
-// reference a store's picks are compared with.
+// from balancing's registry, or nil for the strategies that are not
+// Pickers (waterfill, consistent-hash): the reference a store's picks are
+// compared with.
 func NewPicker(st dispatch.Strategy) balancing.Picker {
-	switch st {
-	case dispatch.WeightedWaterfill:
-		return balancing.WeightedWaterfill{}
-	case dispatch.Random:
-		return balancing.Random{}
-	case dispatch.WeightedRandom:
-		return balancing.WeightedRandom{}
-	case dispatch.RoundRobin:
-		return &balancing.RoundRobin{}
-	case dispatch.WeightedRoundRobin:
-		return &balancing.WeightedRoundRobin{}
-	case dispatch.SmoothWeightedRoundRobin:
-		return &balancing.SmoothWeightedRoundRobin{}
-	case dispatch.WeightedResponseTime:
-		return &balancing.WeightedResponseTime{}
-	case dispatch.LeastConnections:
-		return &balancing.LeastConnections{}
-	case dispatch.PowerOfTwo:
-		return balancing.PowerOfTwo{}
+	if sp, ok := st.Spec(); ok && sp.New != nil {
+		return sp.New()
 	}
 	return nil
 }

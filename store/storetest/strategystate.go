@@ -7,18 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatcher/dispatcher/balancing"
 	"github.com/dispatcher/dispatcher/dispatch"
 )
 
-// costly lists the strategies that read every eligible Scale for every
-// order, which refuse a batch over MaxCost eligible Scales × orders.
-var costly = map[dispatch.Strategy]bool{
-	dispatch.WeightedWaterfill:        true,
-	dispatch.WeightedRandom:           true,
-	dispatch.WeightedRoundRobin:       true,
-	dispatch.SmoothWeightedRoundRobin: true,
-	dispatch.WeightedResponseTime:     true,
-	dispatch.LeastConnections:         true,
+// costly reports whether st reads every eligible Scale for every order
+// (balancing's registry says), and so refuses a batch over MaxCost eligible
+// Scales × orders.
+func costly(st dispatch.Strategy) bool {
+	sp, _ := st.Spec()
+	return sp.Cost == balancing.Costly
 }
 
 // warmPool creates a pool of strategy st whose state has moved: Scales of
@@ -163,7 +161,7 @@ func testTooExpensive(t *testing.T, s dispatch.Store) {
 			}
 			_, _, err := s.Dispatch(ctx, r)
 			what := fmt.Sprintf("%s: 4 Scales × 5 orders, MaxCost 19, dry run %v", st, dry)
-			if !costly[st] {
+			if !costly(st) {
 				if err != nil {
 					t.Errorf("%s: got %v, want no cap", what, err)
 				}
@@ -176,7 +174,7 @@ func testTooExpensive(t *testing.T, s dispatch.Store) {
 				t.Errorf("%s: the refused batch was recorded", what)
 			}
 		}
-		if !costly[st] {
+		if !costly(st) {
 			continue
 		}
 		// At the cap the batch goes, as it goes in the twin: the refusal
