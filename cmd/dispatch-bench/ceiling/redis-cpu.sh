@@ -85,23 +85,21 @@ load() {
   "$BIN/dispatch-bench" run -url "$1" -pool "$2" -batch "$3" -concurrency 16 -duration "$4" \
     -warmup "$5" -json -progress=false "${idem[@]}" >"$6"
 }
-# field FILE EXPR prints EXPR of the JSON report r in FILE.
-field() { python3 -c 'import json,sys;r=json.load(open(sys.argv[1]));print(eval(sys.argv[2]))' "$1" "$2"; }
-# errors FILE prints the failed batches of a report, if any, on stderr.
-errors() {
-  local e
-  e=$(field "$1" 'r["total"]["errors"] or ""')
-  [ -z "$e" ] || echo "  errors in $(basename "$1"): $e" >&2
-}
+# batches FILE prints the batches a JSON report counts in total. Reports
+# are read here with sed and at the end with python3 only: python3 starts
+# slowly on a loaded machine, and would stretch the run between rounds.
+batches() { sed -n '/"total"/,/}/s/^ *"batches": *\([0-9]*\).*/\1/p' "$1"; }
 
+# Rows of RAW: idle - - - CPU0 CPU1 SECONDS; cpu VARIANT BATCH ROUND CPU0
+# CPU1 ORDERS|REPORT; rate VARIANT BATCH ROUND REPORT.
 c0=$(redisCPU); sleep 2; c1=$(redisCPU)
-echo -e "idle\t-\t-\t-\t$(python3 -c "import sys;print((float(sys.argv[2])-float(sys.argv[1]))/2*1e6)" "$c0" "$c1")" >>"$RAW"
+echo -e "idle\t-\t-\t-\t$c0\t$c1\t2" >>"$RAW"
 
 # a. Redis CPU per order.
 for b in $BATCHES; do
   for round in $(seq "$CPU_ROUNDS"); do
     for v in $VARIANTS minimal; do
-      echo "a: batch $b round $round $v (loadavg $(loadavg))" | tee -a "$OUT/log"
+      echo "a: batch $b round $round $v (loadavg $(loadavg), $(date -u +%T))" | tee -a "$OUT/log"
       c0=$(redisCPU)
       if [ "$v" = minimal ]; then
         # as many calls as the service's run of this round made batches
@@ -109,17 +107,15 @@ for b in $BATCHES; do
         n=$((calls > 1000 ? calls : 1000))
         redis-benchmark -p "$RP" -c 16 -n "$n" -r 1000000000 --csv \
           EVALSHA "$MIN_SHA" 2 '{min}:load' '{min}:orders' __rand_int__ "$b" >"$OUT/a-minimal-$b-$round.csv"
-        orders=$((n * b))
+        what=$((n * b))
       else
         url=SVC_$v
-        f=$OUT/a-$v-$b-$round.json
-        load "${!url}" "$v-$b" "$b" "$DUR" 0s "$f"
-        errors "$f"
-        orders=$(field "$f" 'r["total"]["orders"]')
-        if [ "$v" = service ]; then calls=$(field "$f" 'r["total"]["batches"]'); fi
+        what=$OUT/a-$v-$b-$round.json
+        load "${!url}" "$v-$b" "$b" "$DUR" 0s "$what"
+        if [ "$v" = service ]; then calls=$(batches "$what"); fi
       fi
       c1=$(redisCPU)
-      echo -e "cpu\t$v\t$b\t$round\t$(python3 -c "import sys;print((float(sys.argv[2])-float(sys.argv[1]))/int(sys.argv[3])*1e6)" "$c0" "$c1" "$orders")" >>"$RAW"
+      echo -e "cpu\t$v\t$b\t$round\t$c0\t$c1\t$what" >>"$RAW"
     done
     R unlink '{min}:orders' >/dev/null
   done
@@ -129,7 +125,7 @@ done
 for b in $BATCHES; do
   for round in $(seq "$ROUNDS"); do
     for v in thin $VARIANTS; do
-      echo "b: batch $b round $round $v (loadavg $(loadavg))" | tee -a "$OUT/log"
+      echo "b: batch $b round $round $v (loadavg $(loadavg), $(date -u +%T))" | tee -a "$OUT/log"
       if [ "$v" = thin ]; then
         url=$THIN pool=thin-$b
       else
@@ -138,8 +134,7 @@ for b in $BATCHES; do
       fi
       f=$OUT/b-$v-$b-$round.json
       load "$url" "$pool" "$b" "$ROUND_DUR" 1s "$f"
-      errors "$f"
-      echo -e "rate\t$v\t$b\t$round\t$(field "$f" 'r["ordersPerSec"]')" >>"$RAW"
+      echo -e "rate\t$v\t$b\t$round\t$f" >>"$RAW"
       # the thin service's orders are not needed again: free their memory
       R unlink "{thin:thin-$b}:orders" >/dev/null
     done
@@ -148,15 +143,30 @@ done
 echo "done (loadavg $(loadavg)), redis used_memory $(R info memory | awk -F: '/^used_memory_human:/ {print $2}' | tr -d '\r')" | tee -a "$OUT/log"
 
 python3 - "$RAW" "$VARIANTS" <<'PY' | tee "$OUT/table.txt"
-import statistics, sys
+import json, os, statistics, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 variants = sys.argv[2].split()
+
+def report(path):
+    r = json.load(open(path))
+    if r["total"]["errors"]:
+        print("errors in %s: %s" % (os.path.basename(path), r["total"]["errors"]))
+    return r
+
+def value(r):
+    if r[0] == "rate":
+        return report(r[4])["ordersPerSec"]
+    orders = float(r[6]) if r[6].isdigit() else report(r[6])["total"]["orders"]
+    return (float(r[5]) - float(r[4])) / orders * 1e6
+
 def vals(kind, v, b):
-    return [float(r[4]) for r in rows if r[0] == kind and r[1] == v and r[2] == b]
-batches = sorted({r[2] for r in rows if r[0] != "idle"}, key=int)
-idle = [float(r[4]) for r in rows if r[0] == "idle"][0]
+    return [value(r) for r in rows if r[0] == kind and r[1] == v and r[2] == b]
+
 def rng(xs, f="%.1f"):
     return f % xs[0] if len(xs) == 1 else (f + "–" + f) % (min(xs), max(xs))
+
+batches = sorted({r[2] for r in rows if r[0] != "idle"}, key=int)
+idle = [(float(r[5]) - float(r[4])) / float(r[6]) * 1e6 for r in rows if r[0] == "idle"][0]
 print()
 print("a. Redis CPU per order (INFO cpu used_cpu_user + used_cpu_sys, µs/order), 16 Scales, concurrency 16;")
 print("   idle replicas cost Redis %.0f µs/s. Per round, the ratio to the minimal script of that round." % idle)
