@@ -26,13 +26,13 @@
 # replicas (health ticks) is measured first and printed, to show how
 # little it adds. The orders stay assigned (no completions), as in the
 # issue's figures; IDEM=1 sends an Idempotency-Key with every batch.
-# Bounded: with the defaults about 3½ minutes (5 with BIN_BEFORE); every
+# Bounded: with the defaults about 4 minutes (6 with BIN_BEFORE); every
 # process it starts is killed on exit. Raw reports and the table go to OUT.
 #
 #   go build -o /tmp/b/dispatcher ./cmd/dispatcher
 #   go build -o /tmp/b/dispatch-bench ./cmd/dispatch-bench
 #   cmd/dispatch-bench/ceiling/redis-cpu.sh
-#   # BIN=/tmp/b BIN_BEFORE= BATCHES="1 100" DUR=5s CPU_ROUNDS=3 ROUNDS=3 ROUND_DUR=4s IDEM=0 OUT=/tmp/redis-cpu-out
+#   # BIN=/tmp/b BIN_BEFORE= BATCHES="1 100" DUR=3s CPU_ROUNDS=5 ROUNDS=5 ROUND_DUR=4s IDEM=0 OUT=/tmp/redis-cpu-out
 #
 # Before and after in one run: build the older dispatcher from a worktree,
 #   git worktree add /tmp/before <commit> && (cd /tmp/before && go build -o /tmp/before-bin/dispatcher ./cmd/dispatcher)
@@ -42,9 +42,9 @@ set -euo pipefail
 BIN=${BIN:-/tmp/b}
 BIN_BEFORE=${BIN_BEFORE:-}
 BATCHES=${BATCHES:-1 100}
-DUR=${DUR:-5s}
-CPU_ROUNDS=${CPU_ROUNDS:-3}
-ROUNDS=${ROUNDS:-3}
+DUR=${DUR:-3s}
+CPU_ROUNDS=${CPU_ROUNDS:-5}
+ROUNDS=${ROUNDS:-5}
 ROUND_DUR=${ROUND_DUR:-4s}
 IDEM=${IDEM:-0}
 OUT=${OUT:-/tmp/redis-cpu-out}
