@@ -123,7 +123,7 @@ local function dispatchBatch(A, o, noSweep)
     okv[2 * i] = pre .. comps[i] .. '|' .. chunkOf[i] .. '|' .. okey(i)
   end
   hsetMany(K.orders, okv)
-  saveAssigned(first, cur, strategy == 'waterfill')
+  saveAssigned(first, cur, plan.eligDone)
   flushAgg()
   countUp('dispatched', n)
 

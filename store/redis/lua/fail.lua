@@ -68,7 +68,7 @@ hsetMany(K.own, ownKV)
 ord.comp, ord.chunk, ord.mv = to, chunkOf[1], ord.mv + 1
 redis.call('HSET', K.orders, oid, encOrder(ord))
 countUp('moved', 1)
-saveAssigned(plan.first, plan.cur, strategy == 'waterfill')
+saveAssigned(plan.first, plan.cur, plan.eligDone)
 
 local c = copyScale(src)
 c.out = c.out - 1

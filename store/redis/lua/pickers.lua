@@ -1,15 +1,31 @@
--- pickers.lua: the strategies that read every eligible Scale for each
--- order, ports of the Pickers of package balancing, operation for
--- operation. scripts.go puts it, then assign.lua, in front of dispatch.lua.
+-- pickers.lua: the strategies, one table of them (STRATEGIES, at the
+-- end): the Lua half of balancing's registry (balancing/strategy.go), whose
+-- names, cost classes and statefulness TestLuaStrategiesMatchRegistry holds
+-- it to. The rules are ports of balancing's Pickers, operation for
+-- operation. It follows waterfill.lua and ring.lua, and precedes
+-- assign.lua, which runs the table's entries.
 --
--- A picker gets cs, the eligible Scales sorted by compId as balancing's
--- Candidates: {id, n = orderCount, w = effective weight >= 1, avg = the
--- response-time average or nil, cur = the current weight of the smooth
--- round robins or nil}, and the state st of the strategy (strat), and
--- returns the index in cs of the Scale that gets the order. Integers
--- stay below 2^53 (ratios are cross-multiplied), so they are exact in Lua's
--- doubles; the floating point of weighted-response-time runs in the same
--- order as in Go.
+-- Each entry has:
+--   cost   'cheap' (reads O(log N) of the pool per order) or 'costly'
+--          (every eligible Scale for every order, under the cost cap), as
+--          balancing.Cost;
+--   plan   plan(n, dry, room) plans the whole batch (waterfill.lua's
+--          wfAssign); or
+--   pick   one order at a time (assign.lua's stAssign). A cheap pick(r, st,
+--          r1, r2, key) returns the compId of the order with the two random
+--          numbers r1, r2 and the key it hashes by, over the ranks r
+--          (assign.lua's ranks: the eligible Scales in compId order as
+--          balancing.Ranks). A costly pick(cs, st, r1) returns the index in
+--          cs, the eligible Scales sorted by compId as balancing's
+--          Candidates: {id, n = orderCount, w = effective weight >= 1, avg =
+--          the response-time average or nil, cur = the current weight of the
+--          smooth round robins or nil};
+--   state  for a stateful strategy, how its state st lives in strat (one of
+--          STATE): load() before a batch, save(st, cs) after a real one.
+--
+-- Integers stay below 2^53 (ratios are cross-multiplied), so they are
+-- exact in Lua's doubles; the floating point of weighted-response-time
+-- runs in the same order as in Go.
 
 local TWO53 = 9007199254740992
 
@@ -63,46 +79,86 @@ local function smooth(cs, i0, tied)
   return win
 end
 
-local pickers = {}
+-- STATE holds the shapes of strategy state in strat: round-robin and
+-- weighted-response-time keep field last (the last compId picked),
+-- weighted-round-robin field c (its counter), smooth-weighted-round-robin
+-- and least-connections one field per Scale of the last pick that has a
+-- current weight (absent means 0).
+local STATE = {
+  last = {
+    load = function() return {last = redis.call('HGET', K.strat, 'last') or ''} end,
+    save = function(st)
+      if st.last ~= '' then redis.call('HSET', K.strat, 'last', st.last) end
+    end,
+  },
+  counter = {
+    load = function() return {c = tonumber(redis.call('HGET', K.strat, 'c')) or 0} end,
+    save = function(st) redis.call('HSET', K.strat, 'c', fmt(st.c)) end,
+  },
+  current = {
+    load = function()
+      local st = {cur = {}}
+      local kv = redis.call('HGETALL', K.strat)
+      for j = 1, #kv, 2 do st.cur[kv[j]] = tonumber(kv[j + 1]) end
+      return st
+    end,
+    -- The pickers keep the current weights in the candidates (cs); they
+    -- are kept for the candidates of the batch's last pick only, as
+    -- balancing forgets the others at that pick.
+    save = function(_, cs)
+      redis.call('DEL', K.strat)
+      local kv = {}
+      for _, c in ipairs(cs) do
+        if c.cur then kv[#kv + 1] = c.id; kv[#kv + 1] = fmt(c.cur) end
+      end
+      hsetMany(K.strat, kv)
+    end,
+  },
+}
 
-pickers['weighted-waterfill'] = function(cs)
+-- STRATEGIES is every strategy of balancing's registry, by name.
+local STRATEGIES = {}
+
+STRATEGIES['waterfill'] = {cost = 'cheap', plan = wfAssign}
+
+STRATEGIES['weighted-waterfill'] = {cost = 'costly', pick = function(cs)
   local best = 1
   for i = 2, #cs do
     local c, b = cs[i], cs[best]
     if (c.n + 1) * b.w < (b.n + 1) * c.w then best = i end
   end
   return best
-end
+end}
 
-pickers['weighted-random'] = function(cs, _, r1)
+-- random is balancing.Random: rank r1 mod n.
+STRATEGIES['random'] = {cost = 'cheap', pick = function(r, _, r1)
+  return r.at(r1 % r.size)
+end}
+
+STRATEGIES['weighted-random'] = {cost = 'costly', pick = function(cs, _, r1)
   return onWeightAxis(cs, r1 % totalWeight(cs))
-end
+end}
 
-pickers['weighted-round-robin'] = function(cs, st)
+-- round-robin is balancing.RoundRobin: the first compId after st.last,
+-- wrapping to the first.
+STRATEGIES['round-robin'] = {cost = 'cheap', state = STATE.last, pick = function(r, st)
+  local id
+  if st.last ~= '' then id = r.after(st.last) end
+  st.last = id or r.at(0)
+  return st.last
+end}
+
+STRATEGIES['weighted-round-robin'] = {cost = 'costly', state = STATE.counter, pick = function(cs, st)
   local i = onWeightAxis(cs, st.c % totalWeight(cs))
   st.c = st.c + 1
   return i
-end
+end}
 
-pickers['smooth-weighted-round-robin'] = function(cs, st)
+STRATEGIES['smooth-weighted-round-robin'] = {cost = 'costly', state = STATE.current, pick = function(cs)
   return smooth(cs, 1, nil)
-end
+end}
 
-pickers['least-connections'] = function(cs, st)
-  local best, many = 1, false
-  for i = 2, #cs do
-    if lessLoaded(cs[i], cs[best]) then
-      best, many = i, false
-    elseif not lessLoaded(cs[best], cs[i]) then
-      many = true
-    end
-  end
-  if not many then return best end
-  local b = cs[best]
-  return smooth(cs, best, function(c) return not lessLoaded(b, c) end)
-end
-
-pickers['weighted-response-time'] = function(cs, st, r1)
+STRATEGIES['weighted-response-time'] = {cost = 'costly', state = STATE.last, pick = function(cs, st, r1)
   local k, known = 0, 0
   for _, c in ipairs(cs) do
     if c.avg then k, known = k + 1, known + c.avg end
@@ -121,4 +177,41 @@ pickers['weighted-response-time'] = function(cs, st, r1)
     if u < acc then return i end
   end
   error('pickers: weighted-response-time drew beyond the total weight')
-end
+end}
+
+STRATEGIES['least-connections'] = {cost = 'costly', state = STATE.current, pick = function(cs)
+  local best, many = 1, false
+  for i = 2, #cs do
+    if lessLoaded(cs[i], cs[best]) then
+      best, many = i, false
+    elseif not lessLoaded(cs[best], cs[i]) then
+      many = true
+    end
+  end
+  if not many then return best end
+  local b = cs[best]
+  return smooth(cs, best, function(c) return not lessLoaded(b, c) end)
+end}
+
+-- power-of-two is balancing.PowerOfTwo: ranks a = r1 mod n and
+-- b = r2 mod (n−1), plus 1 if b >= a; b if its count/weight is below a's
+-- (cross-multiplied), else a.
+STRATEGIES['power-of-two'] = {cost = 'cheap', pick = function(r, _, r1, r2)
+  if r.size == 1 then return r.at(0) end
+  local a = r1 % r.size
+  local b = r2 % (r.size - 1)
+  if b >= a then b = b + 1 end
+  local ida, idb = r.at(a), r.at(b)
+  local na, wa = r.load(ida)
+  local nb, wb = r.load(idb)
+  if nb * wa < na * wb then return idb end
+  return ida
+end}
+
+-- consistent-hash looks the key up on ring.lua's ring, walking past the
+-- Scales that are not eligible with the batch's picks.
+STRATEGIES['consistent-hash'] = {cost = 'cheap', pick = function(r, _, _, _, key)
+  local id = ringLookup(key, r.fits)
+  if not id then error('dispatch: the ring has no eligible Scale') end
+  return id
+end}

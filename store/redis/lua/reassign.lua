@@ -77,7 +77,7 @@ for i = 1, n do
   reply[#reply + 1] = comps[i]
 end
 hsetMany(K.orders, okv)
-saveAssigned(first, cur, strategy == 'waterfill')
+saveAssigned(first, cur, plan.eligDone)
 local nsrc = copyScale(src)
 nsrc.out = nsrc.out - n
 saveScale(from, src, nsrc)

@@ -43,7 +43,7 @@ if src then
   local strategy, unlimited, room = meta[1], tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
   local n = math.min(limit, src.out)
   if unlimited == 0 then n = math.min(n, room) end
-  if strategy ~= 'waterfill' and not CHEAP[strategy] then
+  if costly(strategy) then
     local size = redis.call('ZCARD', K.lex)
     if size > 0 then n = math.min(n, math.floor(maxCost / size)) end
   end
@@ -80,7 +80,7 @@ if src then
       end
       hsetMany(K.orders, okv)
       countUp('moved', #ids)
-      saveAssigned(plan.first, plan.cur, strategy == 'waterfill')
+      saveAssigned(plan.first, plan.cur, plan.eligDone)
       local nsrc = copyScale(src)
       nsrc.out = nsrc.out - #ids
       saveScale(from, src, nsrc)

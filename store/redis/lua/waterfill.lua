@@ -32,16 +32,16 @@ end
 -- picks) as the level starts, so a Scale first picked in it has it in z.
 -- pick returns false to stop after that order. Before the picks of a level it
 -- calls seen(at) with the compIds they will come from (rank -> compId).
--- It returns the orders picked; with capCheck, 0 and the lowest Scale and
+-- It returns the orders picked; with lowestCap, 0 and the lowest Scale and
 -- its count, having picked nothing, when want orders could take that Scale
 -- past MAXCOUNT (the level rises at most want above it).
-local function wfPass(z, want, pick, seen, capCheck)
+local function wfPass(z, want, pick, seen, lowestCap)
   local n = redis.call('ZCARD', z)
   local done, nxt = 0, 0
   while done < want and nxt < n do
     local head = redis.call('ZRANGE', z, nxt, nxt, 'WITHSCORES')
     local v = tonumber(head[2])
-    if capCheck and nxt == 0 and v + want > MAXCOUNT then return 0, head[1], v end
+    if lowestCap and nxt == 0 and v + want > MAXCOUNT then return 0, head[1], v end
     local top = redis.call('ZCOUNT', z, '-inf', head[2]) - 1
     local start, take = 0, want - done
     if top == n - 1 then
