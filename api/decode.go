@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,9 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dispatcher/dispatcher/dispatch"
 )
@@ -47,38 +49,44 @@ func (s *server) tooLarge() error {
 // error, which close returns.
 type object struct {
 	path    string
-	members map[string]json.RawMessage
+	members map[string]jsontext.Value
 	err     *error
 }
 
 // parseObject parses a request body that must hold exactly one JSON object;
 // an empty body is the empty object. errTooDeep (checked before decoding),
-// errMalformedJSON (also for what checkText refuses), errTrailingData,
-// errWrongType.
+// errMalformedJSON, errTrailingData, errWrongType.
+//
+// The body is read by jsontext (go-json-experiment/json, the proposed
+// encoding/json/v2), which by default holds a text to RFC 8259 as sent
+// where encoding/json reads it otherwise: it refuses bytes that are not
+// UTF-8 (§8.1) and \u escapes of half a surrogate pair, both of which
+// encoding/json reads as U+FFFD (so that two keys become one), and an
+// object that gives a member twice (§4), of which encoding/json keeps the
+// last and hides the first from every check.
 func parseObject(body []byte) (*object, error) {
 	var first error
 	// Only a body of no bytes is {}: one of white space alone is no JSON
 	// value, and is refused like any other.
 	if len(body) == 0 {
-		return &object{members: map[string]json.RawMessage{}, err: &first}, nil
+		return &object{members: map[string]jsontext.Value{}, err: &first}, nil
 	}
 	if err := checkDepth(body, maxJSONDepth); err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
-			return nil, fmt.Errorf("%w: %v (at byte %d)", errMalformedJSON, se, se.Offset)
-		}
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	raw, err := dec.ReadValue()
+	if err == io.EOF {
+		return nil, fmt.Errorf("%w: white space and no JSON value", errMalformedJSON)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errMalformedJSON, err)
 	}
+	// raw is the decoder's until its next read.
+	raw = raw.Clone()
 	end := dec.InputOffset()
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := dec.ReadToken(); err != io.EOF {
 		return nil, fmt.Errorf("%w: data after the JSON value at byte %d", errTrailingData, end)
-	}
-	if err := checkText(body); err != nil {
-		return nil, err
 	}
 	root := &object{err: &first}
 	o := root.object("body", raw)
@@ -90,12 +98,12 @@ func parseObject(body []byte) (*object, error) {
 
 // object returns raw as a nested object named path, or nil when it is not
 // an object.
-func (o *object) object(path string, raw json.RawMessage) *object {
+func (o *object) object(path string, raw jsontext.Value) *object {
 	if kind(raw) != "object" {
 		o.fail(wrongType(path, raw, "object"))
 		return nil
 	}
-	var members map[string]json.RawMessage
+	var members map[string]jsontext.Value
 	if err := json.Unmarshal(raw, &members); err != nil {
 		o.fail(fmt.Errorf("%w: %s: %v", errMalformedJSON, path, err))
 		return nil
@@ -118,7 +126,7 @@ func (o *object) at(name string) string {
 }
 
 // take removes the member name and returns it, or false when it is absent.
-func (o *object) take(name string) (json.RawMessage, bool) {
+func (o *object) take(name string) (jsontext.Value, bool) {
 	raw, ok := o.members[name]
 	delete(o.members, name)
 	return raw, ok
@@ -153,12 +161,17 @@ func (o *object) string(name string) *string {
 	if !ok {
 		return nil
 	}
-	var v string
-	if kind(raw) != "string" || json.Unmarshal(raw, &v) != nil {
+	if kind(raw) != "string" {
 		o.fail(wrongType(o.at(name), raw, "string"))
 		return nil
 	}
-	return &v
+	v, err := jsontext.AppendUnquote(nil, raw)
+	if err != nil {
+		o.fail(fmt.Errorf("%w: %s: %v", errMalformedJSON, o.at(name), err))
+		return nil
+	}
+	s := string(v)
+	return &s
 }
 
 // objects takes a member that is an array of objects; nil when absent or
@@ -168,7 +181,7 @@ func (o *object) objects(name string) []*object {
 	if !ok {
 		return nil
 	}
-	var elems []json.RawMessage
+	var elems []jsontext.Value
 	if kind(raw) != "array" || json.Unmarshal(raw, &elems) != nil {
 		o.fail(wrongType(o.at(name), raw, "array"))
 		return nil
@@ -198,8 +211,8 @@ func (o *object) close() error {
 }
 
 // kind is the JSON type of a valid JSON value.
-func kind(raw json.RawMessage) string {
-	switch raw[0] {
+func kind(raw jsontext.Value) string {
+	switch raw.Kind() {
 	case '{':
 		return "object"
 	case '[':
@@ -214,7 +227,7 @@ func kind(raw json.RawMessage) string {
 	return "number"
 }
 
-func wrongType(path string, raw json.RawMessage, want string) error {
+func wrongType(path string, raw jsontext.Value, want string) error {
 	got := kind(raw)
 	if got == "number" {
 		got = "number " + string(raw)
