@@ -69,15 +69,14 @@ if [ -n "$BIN_BEFORE" ]; then
 fi
 startThins
 loadMinimal
-for v in $VARIANTS; do
-  url=SVC_$v
-  for b in $BATCHES; do
-    "$BIN/dispatch-bench" scales -url "${!url}" -pool "$v-$b" -n 16 -progress=false >/dev/null
-  done
-done
-
 idem=()
 if [ "$IDEM" = 1 ]; then idem=(-idempotency); fi
+
+# pool VARIANT NAME registers pool NAME of 16 Scales on VARIANT's replicas.
+pool() {
+  local url=SVC_$1
+  "$BIN/dispatch-bench" scales -url "${!url}" -pool "$2" -n 16 -progress=false >/dev/null
+}
 
 # load URLS POOL BATCH DUR WARMUP FILE runs dispatch-bench at concurrency 16
 # and writes its JSON report to FILE.
@@ -92,6 +91,15 @@ batches() { sed -n '/"total"/,/}/s/^ *"batches": *\([0-9]*\).*/\1/p' "$1"; }
 
 # Rows of RAW: idle - - - CPU0 CPU1 SECONDS; cpu VARIANT BATCH ROUND CPU0
 # CPU1 ORDERS|REPORT; rate VARIANT BATCH ROUND REPORT.
+# Every round dispatches into pools of its own, fresh (and the minimal
+# script's and the thin service's orders are dropped after each round), so
+# that no variant carries more orders than another. A second of each batch
+# size first, unmeasured: the first call of a build loads its library.
+for v in $VARIANTS; do
+  pool "$v" "$v-warm"
+  url=SVC_$v
+  for b in $BATCHES; do load "${!url}" "$v-warm" "$b" 1s 0s /dev/null; done
+done
 c0=$(redisCPU); sleep 2; c1=$(redisCPU)
 echo -e "idle\t-\t-\t-\t$c0\t$c1\t2" >>"$RAW"
 
@@ -100,18 +108,20 @@ for b in $BATCHES; do
   for round in $(seq "$CPU_ROUNDS"); do
     for v in $VARIANTS minimal; do
       echo "a: batch $b round $round $v (loadavg $(loadavg), $(date -u +%T))" | tee -a "$OUT/log"
-      c0=$(redisCPU)
       if [ "$v" = minimal ]; then
         # as many calls as the service's run of this round made batches
         # (at least 1,000): redis-benchmark has no time limit
         n=$((calls > 1000 ? calls : 1000))
+        c0=$(redisCPU)
         redis-benchmark -p "$RP" -c 16 -n "$n" -r 1000000000 --csv \
           EVALSHA "$MIN_SHA" 2 '{min}:load' '{min}:orders' __rand_int__ "$b" >"$OUT/a-minimal-$b-$round.csv"
         what=$((n * b))
       else
+        pool "$v" "$v-a$b-$round"
+        c0=$(redisCPU)
         url=SVC_$v
         what=$OUT/a-$v-$b-$round.json
-        load "${!url}" "$v-$b" "$b" "$DUR" 0s "$what"
+        load "${!url}" "$v-a$b-$round" "$b" "$DUR" 0s "$what"
         if [ "$v" = service ]; then calls=$(batches "$what"); fi
       fi
       c1=$(redisCPU)
@@ -127,17 +137,17 @@ for b in $BATCHES; do
     for v in thin $VARIANTS; do
       echo "b: batch $b round $round $v (loadavg $(loadavg), $(date -u +%T))" | tee -a "$OUT/log"
       if [ "$v" = thin ]; then
-        url=$THIN pool=thin-$b
+        url=$THIN
       else
+        pool "$v" "$v-b$b-$round"
         url=SVC_$v
-        url=${!url} pool=$v-$b
+        url=${!url}
       fi
       f=$OUT/b-$v-$b-$round.json
-      load "$url" "$pool" "$b" "$ROUND_DUR" 1s "$f"
+      load "$url" "$v-b$b-$round" "$b" "$ROUND_DUR" 1s "$f"
       echo -e "rate\t$v\t$b\t$round\t$f" >>"$RAW"
-      # the thin service's orders are not needed again: free their memory
-      R unlink "{thin:thin-$b}:orders" >/dev/null
     done
+    R unlink "{thin:thin-b$b-$round}:orders" >/dev/null
   done
 done
 echo "done (loadavg $(loadavg)), redis used_memory $(R info memory | awk -F: '/^used_memory_human:/ {print $2}' | tr -d '\r')" | tee -a "$OUT/log"
