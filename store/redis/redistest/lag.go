@@ -22,12 +22,10 @@ import (
 // replica's link to its primary is exempt from the pause, and WAIT counts
 // it at once.)
 type LagLink struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	held   bool
-	links  []*replLink // connections that sent REPLCONF: replicas
-	conns  []net.Conn
+	relay *relay
+	mu    sync.Mutex
+	held  bool
+	links []*replLink // connections that sent REPLCONF: replicas
 }
 
 // replLink is the primary-to-replica half of one replica's connection.
@@ -40,21 +38,17 @@ type replLink struct {
 // t ends.
 func NewLagLink(t testing.TB, target string) *LagLink {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("redistest: lag link: %v", err)
-	}
-	l := &LagLink{ln: ln, target: target}
-	go l.serve()
-	t.Cleanup(l.close)
+	l := &LagLink{relay: listen(t, "lag link", target)}
+	go l.relay.serve(l.pipe)
+	t.Cleanup(l.relay.close)
 	return l
 }
 
 // Addr returns where clients connect.
-func (l *LagLink) Addr() string { return l.ln.Addr().String() }
+func (l *LagLink) Addr() string { return l.relay.addr() }
 
 // Port returns the port of Addr.
-func (l *LagLink) Port() int { return l.ln.Addr().(*net.TCPAddr).Port }
+func (l *LagLink) Port() int { return l.relay.ln.Addr().(*net.TCPAddr).Port }
 
 // Hold keeps from now on the replication stream from the replicas.
 func (l *LagLink) Hold() {
@@ -83,33 +77,9 @@ func (l *LagLink) Cut() {
 		r.buf = nil
 	}
 	l.links = nil
-	for _, c := range l.conns {
-		_ = c.Close()
-	}
-	l.conns = nil
-}
-
-func (l *LagLink) close() {
-	_ = l.ln.Close()
-	l.Cut()
-}
-
-func (l *LagLink) serve() {
-	for {
-		c, err := l.ln.Accept()
-		if err != nil {
-			return
-		}
-		s, err := net.Dial("tcp", l.target)
-		if err != nil {
-			_ = c.Close()
-			continue
-		}
-		l.mu.Lock()
-		l.conns = append(l.conns, c, s)
-		l.mu.Unlock()
-		go l.pipe(c, s)
-	}
+	// Under l.mu, so that no chunk of the stream slips through to a
+	// replica between the two.
+	l.relay.closeConns()
 }
 
 // pipe forwards one connection. A connection whose client sent REPLCONF
@@ -117,50 +87,28 @@ func (l *LagLink) serve() {
 func (l *LagLink) pipe(c, s net.Conn) {
 	kill := func() { _ = c.Close(); _ = s.Close() }
 	link := &replLink{c: c}
-	go func() {
-		buf := make([]byte, 64<<10)
-		repl := false
-		for {
-			n, err := c.Read(buf)
-			if n > 0 {
-				if !repl && bytes.Contains(bytes.ToLower(buf[:n]), []byte("replconf")) {
-					repl = true
-					l.mu.Lock()
-					l.links = append(l.links, link)
-					l.mu.Unlock()
-				}
-				if _, werr := s.Write(buf[:n]); werr != nil {
-					kill()
-					return
-				}
-			}
-			if err != nil {
-				kill()
-				return
-			}
-		}
-	}()
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := s.Read(buf)
-		if n > 0 {
+	repl := false
+	go copyChunks(c, kill, func(cmd []byte) bool {
+		if !repl && bytes.Contains(bytes.ToLower(cmd), []byte("replconf")) {
+			repl = true
 			l.mu.Lock()
-			if l.held && l.isLink(link) {
-				link.buf = append(link.buf, buf[:n]...)
-				l.mu.Unlock()
-			} else {
-				l.mu.Unlock()
-				if _, werr := c.Write(buf[:n]); werr != nil {
-					kill()
-					return
-				}
-			}
+			l.links = append(l.links, link)
+			l.mu.Unlock()
 		}
-		if err != nil {
-			kill()
-			return
+		_, err := s.Write(cmd)
+		return err == nil
+	})
+	copyChunks(s, kill, func(stream []byte) bool {
+		l.mu.Lock()
+		if l.held && l.isLink(link) {
+			link.buf = append(link.buf, stream...)
+			l.mu.Unlock()
+			return true
 		}
-	}
+		l.mu.Unlock()
+		_, err := c.Write(stream)
+		return err == nil
+	})
 }
 
 // isLink reports whether r is a replica's link; l.mu is held.

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,15 +18,12 @@ import (
 // and go-redis retries) or is held forever (the client waits for its
 // deadline).
 type Proxy struct {
-	ln      net.Listener
-	target  string
+	relay   *relay
 	trigger [][]byte // a command with one of these as an argument may lose its reply
 	drops   atomic.Int64
 	holds   atomic.Int64
 	delay   atomic.Int64 // nanoseconds added before each reply
 	dropped atomic.Int64
-	mu      sync.Mutex
-	conns   []net.Conn
 }
 
 // NewProxy listens on a free loopback port and forwards to target until t
@@ -36,18 +32,14 @@ type Proxy struct {
 // every command.
 func NewProxy(t testing.TB, target, trigger string) *Proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("redistest: proxy: %v", err)
-	}
-	p := &Proxy{ln: ln, target: target, trigger: bytes.Split(bytes.ToLower([]byte(trigger)), []byte("|"))}
-	go p.serve()
-	t.Cleanup(p.close)
+	p := &Proxy{relay: listen(t, "proxy", target), trigger: bytes.Split(bytes.ToLower([]byte(trigger)), []byte("|"))}
+	go p.relay.serve(p.pipe)
+	t.Cleanup(p.relay.close)
 	return p
 }
 
 // Addr returns where clients connect.
-func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+func (p *Proxy) Addr() string { return p.relay.addr() }
 
 // URL returns a redis:// URL of the proxy for goredis.ParseURL.
 func (p *Proxy) URL() string { return "redis://" + p.Addr() + "/0" }
@@ -73,33 +65,6 @@ func (p *Proxy) Heal() {
 // Dropped returns how many replies were lost or held so far.
 func (p *Proxy) Dropped() int64 { return p.dropped.Load() }
 
-func (p *Proxy) close() {
-	_ = p.ln.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		_ = c.Close()
-	}
-}
-
-func (p *Proxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		s, err := net.Dial("tcp", p.target)
-		if err != nil {
-			_ = c.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, c, s)
-		p.mu.Unlock()
-		go p.pipe(c, s)
-	}
-}
-
 // triggers reports whether the bytes of a command hold a trigger as a
 // whole argument (the RESP bulk string "$len\r\nname\r\n"), so that a
 // longer argument that mentions it, such as a script's source, does not.
@@ -115,57 +80,34 @@ func (p *Proxy) triggers(cmd []byte) bool {
 func (p *Proxy) pipe(c, s net.Conn) {
 	var doomed, held atomic.Bool
 	kill := func() { _ = c.Close(); _ = s.Close() }
-	go func() {
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := c.Read(buf)
-			if n > 0 {
-				if p.triggers(buf[:n]) {
-					if takeArmed(&p.drops) {
-						doomed.Store(true)
-					} else if takeArmed(&p.holds) {
-						held.Store(true)
-					}
-				}
-				if _, werr := s.Write(buf[:n]); werr != nil {
-					kill()
-					return
-				}
-			}
-			if err != nil {
-				kill()
-				return
+	go copyChunks(c, kill, func(cmd []byte) bool {
+		if p.triggers(cmd) {
+			if takeArmed(&p.drops) {
+				doomed.Store(true)
+			} else if takeArmed(&p.holds) {
+				held.Store(true)
 			}
 		}
-	}()
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := s.Read(buf)
+		_, err := s.Write(cmd)
+		return err == nil
+	})
+	copyChunks(s, kill, func(reply []byte) bool {
 		switch {
-		case n > 0 && doomed.Load():
+		case doomed.Load():
 			// Redis has executed the command: lose its reply.
 			p.dropped.Add(1)
-			kill()
-			return
-		case n > 0 && held.Load():
+			return false
+		case held.Load():
 			p.dropped.Add(1)
 			_, _ = io.Copy(io.Discard, s) // until the connection closes
-			kill()
-			return
-		case n > 0:
-			if d := time.Duration(p.delay.Load()); d > 0 {
-				time.Sleep(d)
-			}
-			if _, werr := c.Write(buf[:n]); werr != nil {
-				kill()
-				return
-			}
+			return false
 		}
-		if err != nil {
-			kill()
-			return
+		if d := time.Duration(p.delay.Load()); d > 0 {
+			time.Sleep(d)
 		}
-	}
+		_, err := c.Write(reply)
+		return err == nil
+	})
 }
 
 // takeArmed decrements n if it is positive and reports whether it did.
