@@ -23,33 +23,55 @@ import (
 func BenchmarkBatchHandler(b *testing.B) {
 	for _, logOn := range []bool{true, false} {
 		b.Run(fmt.Sprintf("accessLog=%v", logOn), func(b *testing.B) {
-			svc := dispatch.NewService(memory.New(memory.Options{}), dispatch.Config{})
-			ctx := context.Background()
-			if _, _, err := svc.PutPool(ctx, "p", dispatch.PoolSpec{}); err != nil {
-				b.Fatal(err)
-			}
-			for i := range 1000 {
-				if _, _, err := svc.PutScale(ctx, "p", fmt.Sprintf("s-%04d", i), dispatch.ScaleSpec{}); err != nil {
-					b.Fatal(err)
-				}
-			}
+			svc := benchService(b, 1000, "p")
 			lvl := slog.LevelInfo
 			if !logOn {
 				lvl = slog.LevelWarn
 			}
-			log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: lvl}))
-			h := api.New(svc, api.Options{Logger: log, Metrics: api.NewMetrics(api.NewRegistry(), 100)})
+			h := benchHandler(svc, api.Options{}, lvl)
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				body := fmt.Appendf(nil, `{"orders":[{"id":"o-%d"}]}`, i)
 				r := httptest.NewRequest("POST", "/v1/pools/p/batches", bytes.NewReader(body))
 				r.Header.Set("Content-Type", "application/json")
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, r)
-				if w.Code != http.StatusCreated {
-					b.Fatal(w.Code, w.Body.String())
-				}
+				benchServe(b, h, r, http.StatusCreated)
 			}
 		})
+	}
+}
+
+// benchService is a Service over a memory store holding pools, each with
+// Scales s-0000, s-0001, … up to scales.
+func benchService(b *testing.B, scales int, pools ...string) *dispatch.Service {
+	b.Helper()
+	svc := dispatch.NewService(memory.New(memory.Options{}), dispatch.Config{})
+	ctx := context.Background()
+	for _, p := range pools {
+		if _, _, err := svc.PutPool(ctx, p, dispatch.PoolSpec{}); err != nil {
+			b.Fatal(err)
+		}
+		for i := range scales {
+			if _, _, err := svc.PutScale(ctx, p, fmt.Sprintf("s-%04d", i), dispatch.ScaleSpec{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return svc
+}
+
+// benchHandler is the handler of New over svc with opts, logging at lvl
+// to nowhere, with metrics.
+func benchHandler(svc *dispatch.Service, opts api.Options, lvl slog.Level) http.Handler {
+	opts.Logger = slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: lvl}))
+	opts.Metrics = api.NewMetrics(api.NewRegistry(), 100)
+	return api.New(svc, opts)
+}
+
+// benchServe sends r to h and fails b unless the answer has status want.
+func benchServe(b *testing.B, h http.Handler, r *http.Request, want int) {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != want {
+		b.Fatal(w.Code, w.Body.String())
 	}
 }

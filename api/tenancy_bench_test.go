@@ -1,18 +1,14 @@
 package api_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/dispatcher/dispatcher/api"
-	"github.com/dispatcher/dispatcher/dispatch"
-	"github.com/dispatcher/dispatcher/store/memory"
 )
 
 // BenchmarkTenancy measures, through the whole handler of New without a
@@ -24,12 +20,7 @@ import (
 //     and on one that does not: the same path, no store read, so the two
 //     take the same time.
 func BenchmarkTenancy(b *testing.B) {
-	svc := dispatch.NewService(memory.New(memory.Options{}), dispatch.Config{})
-	for _, p := range []string{"eu-1", "us-1"} {
-		if _, _, err := svc.PutPool(context.Background(), p, dispatch.PoolSpec{}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	svc := benchService(b, 0, "eu-1", "us-1")
 	server := func(n int) http.Handler {
 		tokens := []api.Token{
 			{Name: "eu-orders", SHA256: sha256.Sum256([]byte(euClient)), Role: api.RoleClient, Pools: []string{"eu-*"}},
@@ -42,11 +33,7 @@ func BenchmarkTenancy(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return api.New(svc, api.Options{
-			AdminTokens: []string{adminToken}, ClientTokens: []string{clientToken}, Tokens: set,
-			Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
-			Metrics: api.NewMetrics(api.NewRegistry(), 100),
-		})
+		return benchHandler(svc, api.Options{AdminTokens: []string{adminToken}, ClientTokens: []string{clientToken}, Tokens: set}, slog.LevelInfo)
 	}
 	few, many := server(2), server(1000)
 	for _, c := range []struct {
@@ -66,11 +53,7 @@ func BenchmarkTenancy(b *testing.B) {
 			for b.Loop() {
 				r := httptest.NewRequest("GET", c.path, nil)
 				r.Header.Set("Authorization", "Bearer "+c.token)
-				w := httptest.NewRecorder()
-				c.h.ServeHTTP(w, r)
-				if w.Code != c.want {
-					b.Fatal(w.Code, w.Body.String())
-				}
+				benchServe(b, c.h, r, c.want)
 			}
 		})
 	}

@@ -18,46 +18,17 @@ func BenchmarkDispatch(b *testing.B) {
 	for _, scales := range []int{10, 1000, 100_000} {
 		for _, level := range []bool{false, true} {
 			b.Run(fmt.Sprintf("scales=%d/level=%v", scales, level), func(b *testing.B) {
-				benchmarkDispatch(b, scales, level)
+				s := benchStore(b, dispatch.PoolSpec{}, scales, func(i int) dispatch.ScaleSpec {
+					count := int64(i * 3)
+					if level {
+						count = 0
+					}
+					return dispatch.ScaleSpec{OrderCount: &count}
+				})
+				benchBatches(b, s, benchLoad{})
 			})
 		}
 	}
-}
-
-func benchmarkDispatch(b *testing.B, scales int, level bool) {
-	const batch = 10
-	ctx := context.Background()
-	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	s := memory.New(memory.Options{})
-	if _, _, err := s.PutPool(ctx, "p", dispatch.PoolSpec{}, now); err != nil {
-		b.Fatal(err)
-	}
-	for i := range scales {
-		count := int64(0)
-		if !level {
-			count = int64(i * 3)
-		}
-		if _, _, err := s.PutScale(ctx, "p", fmt.Sprintf("s%06d", i), dispatch.ScaleSpec{OrderCount: &count}, now); err != nil {
-			b.Fatal(err)
-		}
-	}
-	orders := make([]dispatch.OrderInput, batch)
-	done := make([]dispatch.Completion, batch)
-	b.ResetTimer()
-	for n := 0; b.Loop(); n++ {
-		for i := range orders {
-			orders[i].ID = fmt.Sprintf("o%d-%d", n, i)
-			done[i].OrderID = orders[i].ID
-		}
-		req := dispatch.DispatchRequest{Pool: "p", BatchID: fmt.Sprint("b", n), Orders: orders, Now: now}
-		if _, _, err := s.Dispatch(ctx, req); err != nil {
-			b.Fatal(err)
-		}
-		if _, _, err := s.Complete(ctx, "p", done, now); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/order")
 }
 
 // BenchmarkStrategies dispatches batches of 10 orders with every strategy
@@ -74,50 +45,19 @@ func BenchmarkStrategies(b *testing.B) {
 				continue
 			}
 			b.Run(fmt.Sprintf("scales=%d/%s", scales, st), func(b *testing.B) {
-				benchmarkStrategy(b, scales, st)
+				// The strategy is set once the Scales are in, as an
+				// operator would switch a running pool.
+				s := benchStore(b, dispatch.PoolSpec{}, scales, func(i int) dispatch.ScaleSpec {
+					w := int64(1 + i%5)
+					return dispatch.ScaleSpec{Weight: &w}
+				})
+				if _, _, err := s.PutPool(context.Background(), "p", dispatch.PoolSpec{Strategy: &st}, benchNow); err != nil {
+					b.Fatal(err)
+				}
+				benchBatches(b, s, benchLoad{varied: true})
 			})
 		}
 	}
-}
-
-func benchmarkStrategy(b *testing.B, scales int, st dispatch.Strategy) {
-	const batch = 10
-	ctx := context.Background()
-	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	s := memory.New(memory.Options{})
-	if _, _, err := s.PutPool(ctx, "p", dispatch.PoolSpec{}, now); err != nil {
-		b.Fatal(err)
-	}
-	for i := range scales {
-		w := int64(1 + i%5)
-		if _, _, err := s.PutScale(ctx, "p", fmt.Sprintf("s%06d", i), dispatch.ScaleSpec{Weight: &w}, now); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if _, _, err := s.PutPool(ctx, "p", dispatch.PoolSpec{Strategy: &st}, now); err != nil {
-		b.Fatal(err)
-	}
-	orders := make([]dispatch.OrderInput, batch)
-	done := make([]dispatch.Completion, batch)
-	rnd := make([]uint64, 2*batch)
-	b.ResetTimer()
-	for n := 0; b.Loop(); n++ {
-		for i := range orders {
-			orders[i].ID = fmt.Sprintf("o%d-%d", n, i)
-			done[i] = dispatch.Completion{OrderID: orders[i].ID, DurationMs: int64(1 + (n+i)%100)}
-		}
-		for i := range rnd {
-			rnd[i] = uint64(n*len(rnd)+i) * 0x9E3779B97F4A7C15 >> 11
-		}
-		req := dispatch.DispatchRequest{Pool: "p", BatchID: fmt.Sprint("b", n), Orders: orders, Now: now, Rand: rnd}
-		if _, _, err := s.Dispatch(ctx, req); err != nil {
-			b.Fatal(err)
-		}
-		if _, _, err := s.Complete(ctx, "p", done, now); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/order")
 }
 
 // BenchmarkDispatchHealth is BenchmarkDispatch's spread pools of 10 and
@@ -129,41 +69,77 @@ func BenchmarkDispatchHealth(b *testing.B) {
 	for _, scales := range []int{10, 100_000} {
 		for _, on := range []bool{false, true} {
 			b.Run(fmt.Sprintf("scales=%d/health=%v", scales, on), func(b *testing.B) {
-				benchmarkDispatchHealth(b, scales, on)
+				spec := dispatch.PoolSpec{}
+				if on {
+					hour, fails := time.Hour, int64(3)
+					spec = dispatch.PoolSpec{HeartbeatTimeout: &hour, MaxFails: &fails}
+				}
+				s := benchStore(b, spec, scales, func(i int) dispatch.ScaleSpec {
+					count := int64(i * 3)
+					return dispatch.ScaleSpec{OrderCount: &count}
+				})
+				benchBatches(b, s, benchLoad{tick: time.Millisecond})
 			})
 		}
 	}
 }
 
-func benchmarkDispatchHealth(b *testing.B, scales int, on bool) {
-	const batch = 10
+// benchBatch is the size of the benchmarks' batches; benchNow their clock.
+const benchBatch = 10
+
+var benchNow = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// benchStore returns a memory store holding pool p of spec, with Scales
+// s000000, s000001, … of the specs scale gives.
+func benchStore(b *testing.B, spec dispatch.PoolSpec, scales int, scale func(i int) dispatch.ScaleSpec) *memory.Store {
+	b.Helper()
 	ctx := context.Background()
-	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	s := memory.New(memory.Options{})
-	spec := dispatch.PoolSpec{}
-	if on {
-		hour, fails := time.Hour, int64(3)
-		spec = dispatch.PoolSpec{HeartbeatTimeout: &hour, MaxFails: &fails}
-	}
-	if _, _, err := s.PutPool(ctx, "p", spec, now); err != nil {
+	if _, _, err := s.PutPool(ctx, "p", spec, benchNow); err != nil {
 		b.Fatal(err)
 	}
 	for i := range scales {
-		count := int64(i * 3)
-		if _, _, err := s.PutScale(ctx, "p", fmt.Sprintf("s%06d", i), dispatch.ScaleSpec{OrderCount: &count}, now); err != nil {
+		if _, _, err := s.PutScale(ctx, "p", fmt.Sprintf("s%06d", i), scale(i), benchNow); err != nil {
 			b.Fatal(err)
 		}
 	}
-	orders := make([]dispatch.OrderInput, batch)
-	done := make([]dispatch.Completion, batch)
+	return s
+}
+
+// benchLoad shapes benchBatches' batches.
+type benchLoad struct {
+	// tick moves the clock from one batch to the next (0: it stands).
+	tick time.Duration
+	// varied gives each batch random numbers and each completion a
+	// duration, for the strategies that read them.
+	varied bool
+}
+
+// benchBatches dispatches batches of benchBatch orders into pool p of s
+// and completes them again, for the benchmark's time, and reports
+// ns/order.
+func benchBatches(b *testing.B, s *memory.Store, load benchLoad) {
+	ctx := context.Background()
+	orders := make([]dispatch.OrderInput, benchBatch)
+	done := make([]dispatch.Completion, benchBatch)
+	var rnd []uint64
+	if load.varied {
+		rnd = make([]uint64, 2*benchBatch)
+	}
 	b.ResetTimer()
 	for n := 0; b.Loop(); n++ {
-		at := now.Add(time.Duration(n) * time.Millisecond)
+		at := benchNow.Add(time.Duration(n) * load.tick)
 		for i := range orders {
 			orders[i].ID = fmt.Sprintf("o%d-%d", n, i)
 			done[i].OrderID = orders[i].ID
+			if load.varied {
+				done[i].DurationMs = int64(1 + (n+i)%100)
+			}
 		}
-		req := dispatch.DispatchRequest{Pool: "p", BatchID: fmt.Sprint("b", n), Orders: orders, Now: at}
+		for i := range rnd {
+			rnd[i] = uint64(n*len(rnd)+i) * 0x9E3779B97F4A7C15 >> 11
+		}
+		req := dispatch.DispatchRequest{Pool: "p", BatchID: fmt.Sprint("b", n), Orders: orders, Now: at, Rand: rnd}
 		if _, _, err := s.Dispatch(ctx, req); err != nil {
 			b.Fatal(err)
 		}
@@ -171,5 +147,5 @@ func benchmarkDispatchHealth(b *testing.B, scales int, on bool) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/order")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/order")
 }
