@@ -89,6 +89,15 @@ load() {
 # slowly on a loaded machine, and would stretch the run between rounds.
 batches() { sed -n '/"total"/,/}/s/^ *"batches": *\([0-9]*\).*/\1/p' "$1"; }
 
+# order ROUND WORD... prints the words, reversed in even rounds, so that
+# no variant always runs first.
+order() {
+  local r=$1 out=()
+  shift
+  for w in "$@"; do if ((r % 2)); then out+=("$w"); else out=("$w" "${out[@]}"); fi; done
+  echo "${out[@]}"
+}
+
 # Rows of RAW: idle - - - CPU0 CPU1 SECONDS; cpu VARIANT BATCH ROUND CPU0
 # CPU1 ORDERS|REPORT; rate VARIANT BATCH ROUND REPORT.
 # Every round dispatches into pools of its own, fresh (and the minimal
@@ -106,7 +115,7 @@ echo -e "idle\t-\t-\t-\t$c0\t$c1\t2" >>"$RAW"
 # a. Redis CPU per order.
 for b in $BATCHES; do
   for round in $(seq "$CPU_ROUNDS"); do
-    for v in $VARIANTS minimal; do
+    for v in $(order "$round" $VARIANTS) minimal; do
       echo "a: batch $b round $round $v (loadavg $(loadavg), $(date -u +%T))" | tee -a "$OUT/log"
       if [ "$v" = minimal ]; then
         # as many calls as the service's run of this round made batches
@@ -134,7 +143,7 @@ done
 # b. orders/s against the thin service, alternating rounds.
 for b in $BATCHES; do
   for round in $(seq "$ROUNDS"); do
-    for v in thin $VARIANTS; do
+    for v in $(order "$round" thin $VARIANTS); do
       echo "b: batch $b round $round $v (loadavg $(loadavg), $(date -u +%T))" | tee -a "$OUT/log"
       if [ "$v" = thin ]; then
         url=$THIN
@@ -198,4 +207,19 @@ for b in batches:
         s = vals("rate", v, b)
         ratios = [x / y for x, y in zip(s, t)]
         print("| %s | %s | %s | %s | %s | %.2f |" % (b, v, rng(s, "%.0f"), rng(t, "%.0f"), rng(ratios, "%.2f"), statistics.median(ratios)))
+if "before" in variants:
+    print()
+    print("c. the service over the before build, round by round (Redis µs/order; orders/s)")
+    print("| batch | Redis µs/order: service/before | median | orders/s: service/before | median |")
+    print("|---:|---:|---:|---:|---:|")
+    for b in batches:
+        cpu = [x / y for x, y in zip(vals("cpu", "service", b), vals("cpu", "before", b))]
+        rate = [x / y for x, y in zip(vals("rate", "service", b), vals("rate", "before", b))]
+        print("| %s | %s | %.2f | %s | %.2f |" % (b, rng(cpu, "%.2f"), statistics.median(cpu), rng(rate, "%.2f"), statistics.median(rate)))
+print()
+print("per round:")
+for kind, f in (("cpu", "%.1f"), ("rate", "%.0f")):
+    for b in batches:
+        for v in variants + (["minimal"] if kind == "cpu" else ["thin"]):
+            print("  %s batch %s %s: %s" % (kind, b, v, " ".join(f % x for x in vals(kind, v, b))))
 PY
