@@ -218,3 +218,32 @@ func TestThinConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestMinimalNamesOrdersByPrefix runs minimal.lua as redis-cpu.sh's
+// redis-benchmark does, with an id prefix and a count instead of ids.
+func TestMinimalNamesOrdersByPrefix(t *testing.T) {
+	rdb := goredis.NewClient(&goredis.Options{Addr: redistest.Start(t).Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	keys := []string{"{m}:load", "{m}:orders"}
+	if err := rdb.ZAdd(ctx, keys[0], goredis.Z{Member: "a", Score: 0}, goredis.Z{Member: "b", Score: 2}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := goredis.NewScript(minimalLua).Run(ctx, rdb, keys, "x", 4).Int()
+	if err != nil || n != 4 {
+		t.Fatalf("minimal.lua: got %d, %v; want 4", n, err)
+	}
+	orders, err := rdb.HGetAll(ctx, keys[1]).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a is raised to b's level (2 orders), then each takes one more.
+	want := map[string]string{"x:1": "a", "x:2": "a", "x:3": "a", "x:4": "b"}
+	if fmt.Sprint(orders) != fmt.Sprint(want) {
+		t.Errorf("orders: got %v, want %v", orders, want)
+	}
+	zs, err := rdb.ZRangeWithScores(ctx, keys[0], 0, -1).Result()
+	if err != nil || fmt.Sprint(zs) != "[{3 a} {3 b}]" {
+		t.Errorf("loads: got %v (%v), want a and b at 3", zs, err)
+	}
+}
