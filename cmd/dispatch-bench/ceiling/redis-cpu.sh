@@ -22,6 +22,10 @@
 #
 # Every variant has pools of its own, so two builds can share the Redis:
 # their Redis Functions libraries are named by a hash of their source.
+# Where they cannot (a build that upgrades the other's pools, say),
+# BEFORE_REDIS=own gives the before build a redis-server of its own, whose
+# CPU its rows count; the minimal script and the thin services stay on the
+# first one.
 # While one variant runs the others are idle; the Redis CPU of idle
 # replicas (health ticks) is measured first and printed, to show how
 # little it adds. The orders stay assigned (no completions), as in the
@@ -32,7 +36,7 @@
 #   go build -o /tmp/b/dispatcher ./cmd/dispatcher
 #   go build -o /tmp/b/dispatch-bench ./cmd/dispatch-bench
 #   cmd/dispatch-bench/ceiling/redis-cpu.sh
-#   # BIN=/tmp/b BIN_BEFORE= BATCHES="1 100" DUR=3s CPU_ROUNDS=5 ROUNDS=5 ROUND_DUR=4s IDEM=0 OUT=/tmp/redis-cpu-out
+#   # BIN=/tmp/b BIN_BEFORE= BATCHES="1 100" DUR=3s CPU_ROUNDS=5 ROUNDS=5 ROUND_DUR=4s IDEM=0 BEFORE_REDIS=shared OUT=/tmp/redis-cpu-out
 #
 # Before and after in one run: build the older dispatcher from a worktree,
 #   git worktree add /tmp/before <commit> && (cd /tmp/before && go build -o /tmp/before-bin/dispatcher ./cmd/dispatcher)
@@ -47,6 +51,7 @@ CPU_ROUNDS=${CPU_ROUNDS:-5}
 ROUNDS=${ROUNDS:-5}
 ROUND_DUR=${ROUND_DUR:-4s}
 IDEM=${IDEM:-0}
+BEFORE_REDIS=${BEFORE_REDIS:-shared}
 OUT=${OUT:-/tmp/redis-cpu-out}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
@@ -56,16 +61,18 @@ mkdir -p "$OUT"
 RAW=$OUT/raw.tsv
 : >"$RAW"
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-echo "redis-cpu.sh: nproc $(nproc), loadavg $(loadavg), $(redis-server --version | cut -d' ' -f3), BIN=$BIN${BIN_BEFORE:+ BIN_BEFORE=$BIN_BEFORE}" | tee "$OUT/log"
+echo "redis-cpu.sh: nproc $(nproc), loadavg $(loadavg), $(redis-server --version | cut -d' ' -f3), BIN=$BIN${BIN_BEFORE:+ BIN_BEFORE=$BIN_BEFORE BEFORE_REDIS=$BEFORE_REDIS}" | tee "$OUT/log"
 
 startRedis "$OUT/redis.log"
-VARIANTS=service
+VARIANTS=service RP_service=$RP
 startReplicas "$BIN"
 SVC_service=$SVC
 if [ -n "$BIN_BEFORE" ]; then
+  if [ "$BEFORE_REDIS" = own ]; then startRedis "$OUT/redis-before.log"; fi
+  RP_before=$RP
   startReplicas "$BIN_BEFORE"
   SVC_before=$SVC
-  VARIANTS="service before"
+  VARIANTS="service before" RP=$RP_service
 fi
 startThins
 loadMinimal
@@ -88,6 +95,12 @@ load() {
 # are read here with sed and at the end with python3 only: python3 starts
 # slowly on a loaded machine, and would stretch the run between rounds.
 batches() { sed -n '/"total"/,/}/s/^ *"batches": *\([0-9]*\).*/\1/p' "$1"; }
+
+# cpuOf PORT prints redisCPU of the Redis on PORT.
+cpuOf() {
+  local RP=$1
+  redisCPU
+}
 
 # order ROUND WORD... prints the words, reversed in even rounds, so that
 # no variant always runs first.
@@ -125,15 +138,17 @@ for b in $BATCHES; do
         redis-benchmark -p "$RP" -c 16 -n "$n" -r 1000000000 --csv \
           EVALSHA "$MIN_SHA" 2 '{min}:load' '{min}:orders' __rand_int__ "$b" >"$OUT/a-minimal-$b-$round.csv"
         what=$((n * b))
+        c1=$(redisCPU)
       else
         pool "$v" "$v-a$b-$round"
-        c0=$(redisCPU)
+        p=RP_$v
+        c0=$(cpuOf "${!p}")
         url=SVC_$v
         what=$OUT/a-$v-$b-$round.json
         load "${!url}" "$v-a$b-$round" "$b" "$DUR" 0s "$what"
         if [ "$v" = service ]; then calls=$(batches "$what"); fi
+        c1=$(cpuOf "${!p}")
       fi
-      c1=$(redisCPU)
       echo -e "cpu\t$v\t$b\t$round\t$c0\t$c1\t$what" >>"$RAW"
     done
     R unlink '{min}:orders' >/dev/null
