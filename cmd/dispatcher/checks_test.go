@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dispatcher/dispatcher/internal/loadtest"
 )
 
 // The HTTP helpers of the fault tests: the check after each fault, and the
@@ -20,47 +22,47 @@ import (
 // the number of acknowledged orders assigned to it (so no order was
 // recorded that was not acknowledged), its orderCount its baseLoad plus
 // outstanding. It fails t if any batch was not acknowledged.
-func verify(t *testing.T, base string, l *load) {
+func verify(t *testing.T, base string, l *loadtest.Load) {
 	t.Helper()
-	if len(l.unacked) > 0 {
-		t.Errorf("%d batches never acknowledged (e.g. %s); failures %s", len(l.unacked), l.unacked[0].key, l.failureSummary())
+	if len(l.Unacked) > 0 {
+		t.Errorf("%d batches never acknowledged (e.g. %s); failures %s", len(l.Unacked), l.Unacked[0].Key, l.FailureSummary())
 	}
 	c := &http.Client{Timeout: 10 * time.Second}
 	defer c.CloseIdleConnections()
-	pool := base + "/v1/pools/" + l.spec.pool
+	pool := base + "/v1/pools/" + l.Spec.Pool
 	ids := map[string]string{}
 	perScale := map[string]int64{}
 	lost := 0
-	for _, a := range l.acks {
-		if other, dup := ids[a.batchID]; dup {
-			t.Errorf("batch id %s acknowledged for keys %s and %s", a.batchID, other, a.key)
+	for _, a := range l.Acks {
+		if other, dup := ids[a.BatchID]; dup {
+			t.Errorf("batch id %s acknowledged for keys %s and %s", a.BatchID, other, a.Key)
 		}
-		ids[a.batchID] = a.key
-		var b batchAnswer
-		if status := getJSON(t, c, pool+"/batches/"+a.batchID, &b); status != http.StatusOK {
-			t.Errorf("GET batch %s (key %s, acknowledged by %s): %d, want 200", a.batchID, a.key, a.target, status)
+		ids[a.BatchID] = a.Key
+		var b loadtest.BatchAnswer
+		if status := getJSON(t, c, pool+"/batches/"+a.BatchID, &b); status != http.StatusOK {
+			t.Errorf("GET batch %s (key %s, acknowledged by %s): %d, want 200", a.BatchID, a.Key, a.Target, status)
 			lost++
 			continue
 		}
 		for _, as := range b.Assignments {
-			if a.assigned[as.OrderID] != as.CompID {
-				t.Errorf("batch %s: order %s on %s, answered %s", a.batchID, as.OrderID, as.CompID, a.assigned[as.OrderID])
+			if a.Assigned[as.OrderID] != as.CompID {
+				t.Errorf("batch %s: order %s on %s, answered %s", a.BatchID, as.OrderID, as.CompID, a.Assigned[as.OrderID])
 			}
 		}
-		for _, id := range a.orders {
+		for _, id := range a.Orders {
 			var o struct{ CompID, BatchID, State string }
 			if status := getJSON(t, c, pool+"/orders/"+id, &o); status != http.StatusOK {
-				t.Errorf("GET order %s of batch %s: %d, want 200", id, a.batchID, status)
+				t.Errorf("GET order %s of batch %s: %d, want 200", id, a.BatchID, status)
 				continue
 			}
-			if o.BatchID != a.batchID || o.CompID != a.assigned[id] || o.State != "assigned" {
-				t.Errorf("order %s: batch %s on %s %s; want batch %s on %s assigned", id, o.BatchID, o.CompID, o.State, a.batchID, a.assigned[id])
+			if o.BatchID != a.BatchID || o.CompID != a.Assigned[id] || o.State != "assigned" {
+				t.Errorf("order %s: batch %s on %s %s; want batch %s on %s assigned", id, o.BatchID, o.CompID, o.State, a.BatchID, a.Assigned[id])
 			}
-			perScale[a.assigned[id]]++
+			perScale[a.Assigned[id]]++
 		}
 	}
 	if lost > 0 {
-		t.Errorf("%d of %d acknowledged batches lost", lost, len(l.acks))
+		t.Errorf("%d of %d acknowledged batches lost", lost, len(l.Acks))
 	}
 	var scales struct {
 		Scales []struct {
@@ -106,8 +108,16 @@ func getJSON(t *testing.T, c *http.Client, url string, v any) int {
 	return resp.StatusCode
 }
 
-// do sends one request and fails t unless it is answered want.
+// do sends one JSON request and fails t unless it is answered want.
 func do(t *testing.T, method, url, body string, want int) {
+	t.Helper()
+	if status, data := call(t, method, url, body); status != want {
+		t.Fatalf("%s %s: %d %s, want %d", method, url, status, data, want)
+	}
+}
+
+// call sends one JSON request and returns the status and the body.
+func call(t *testing.T, method, url, body string) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -120,9 +130,7 @@ func do(t *testing.T, method, url, body string, want int) {
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		t.Fatalf("%s %s: %d %s, want %d", method, url, resp.StatusCode, data, want)
-	}
+	return resp.StatusCode, data
 }
 
 // postBatch posts body to pool's batches at base with the Idempotency-Key

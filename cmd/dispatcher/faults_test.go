@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatcher/dispatcher/internal/loadtest"
 	"github.com/dispatcher/dispatcher/store/redis/redistest"
 )
 
@@ -38,28 +39,28 @@ func TestReplicaKilledMidLoad(t *testing.T) {
 
 	const workers, batches = 12, 30
 	targets := []string{victim.URL, r1.URL, r2.URL}
-	l := startLoad(t, loadSpec{pool: "p", prefix: "a", workers: workers, batches: batches, maxOrders: 8,
-		targets: func() []string { return targets }, giveUp: 30 * time.Second})
-	l.waitAcked(t, workers*batches/3, 60*time.Second)
+	l := loadtest.Start(t, loadtest.Spec{Pool: "p", Prefix: "a", Workers: workers, Batches: batches, Orders: loadtest.UpTo(8), Keys: true,
+		Targets: func() []string { return targets }, GiveUp: 30 * time.Second})
+	l.WaitAcked(t, workers*batches/3, 60*time.Second)
 	// The workers move nearly in step, and the count is reached just as
 	// they send their next batches to the victim: let those reach Redis,
 	// whose replies the proxy then holds for the rest of the 300ms.
 	time.Sleep(100 * time.Millisecond)
-	before := l.acked.Load()
+	before := l.Acked()
 	victim.kill()
 	killed := time.Now()
-	l.wait(t)
+	l.Wait(t)
 	verify(t, r2.URL, l)
 
 	orders := 0
-	for _, a := range l.acks {
-		orders += len(a.orders)
+	for _, a := range l.Acks {
+		orders += len(a.Orders)
 	}
 	t.Logf("%d batches (%d orders) acknowledged, %d before the SIGKILL; %d replayed by key after the victim applied them unanswered; "+
 		"load took %s, %s after the kill; failed attempts: %s",
-		len(l.acks), orders, before, l.replays(), time.Since(l.start).Round(time.Millisecond),
-		time.Since(killed).Round(time.Millisecond), l.failureSummary())
-	if l.replays() == 0 {
+		len(l.Acks), orders, before, l.Replays(), time.Since(l.Start).Round(time.Millisecond),
+		time.Since(killed).Round(time.Millisecond), l.FailureSummary())
+	if l.Replays() == 0 {
 		t.Errorf("no retry was a replay: the victim had no applied, unanswered batch at the kill, so the test proved less than it claims")
 	}
 }
@@ -78,19 +79,19 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 
 	const workers, batches = 8, 60
 	targets := []string{r0.URL, r1.URL}
-	l := startLoad(t, loadSpec{pool: "p", prefix: "b", workers: workers, batches: batches, maxOrders: 8,
-		targets: func() []string { return targets }, giveUp: 60 * time.Second})
-	l.waitAcked(t, workers*batches/3, 60*time.Second)
+	l := loadtest.Start(t, loadtest.Spec{Pool: "p", Prefix: "b", Workers: workers, Batches: batches, Orders: loadtest.UpTo(8), Keys: true,
+		Targets: func() []string { return targets }, GiveUp: 60 * time.Second})
+	l.WaitAcked(t, workers*batches/3, 60*time.Second)
 	killAt := time.Now()
 	srv.Kill()
-	l.mu.Lock()
-	var before []ack
-	for _, a := range l.acks {
-		if a.at.Before(killAt) {
+	l.Mu.Lock()
+	var before []loadtest.Ack
+	for _, a := range l.Acks {
+		if a.At.Before(killAt) {
 			before = append(before, a)
 		}
 	}
-	l.mu.Unlock()
+	l.Mu.Unlock()
 	time.Sleep(time.Second)
 	for _, r := range []*proc{r0, r1} {
 		resp, err := http.Get(r.URL + "/readyz")
@@ -102,7 +103,7 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 			t.Errorf("%s readyz while Redis is down: %d, want 503", r.name, resp.StatusCode)
 		}
 	}
-	down := l.acked.Load()
+	down := l.Acked()
 
 	srv.Restart() // returns once Redis has loaded its AOF and answers PING
 	back := time.Now()
@@ -117,17 +118,17 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatalf("after Redis returned: %v", err)
 	}
-	l.waitAcked(t, down+1, 15*time.Second)
+	l.WaitAcked(t, down+1, 15*time.Second)
 	firstAck := time.Since(back)
-	l.wait(t)
+	l.Wait(t)
 
 	// The batches acknowledged before the kill, checked on their own
 	// first: the durability claim of appendfsync always.
 	lost := 0
 	c := &http.Client{Timeout: 10 * time.Second}
 	for _, a := range before {
-		var b batchAnswer
-		if getJSON(t, c, r1.URL+"/v1/pools/p/batches/"+a.batchID, &b) != http.StatusOK {
+		var b loadtest.BatchAnswer
+		if getJSON(t, c, r1.URL+"/v1/pools/p/batches/"+a.BatchID, &b) != http.StatusOK {
 			lost++
 		}
 	}
@@ -137,8 +138,8 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 	verify(t, r1.URL, l)
 	t.Logf("%d batches acknowledged, %d before the SIGKILL of Redis, lost 0 of them: %v; %d acknowledged while Redis was down (in flight at the kill); "+
 		"after Redis returned: readyz 200 in %v, first 201 in %s; %d outcome-unknown answers; failed attempts: %s",
-		len(l.acks), len(before), lost == 0, down-int64(len(before)), ready, firstAck.Round(time.Millisecond),
-		len(l.unknown), l.failureSummary())
+		len(l.Acks), len(before), lost == 0, down-int64(len(before)), ready, firstAck.Round(time.Millisecond),
+		len(l.Unknown), l.FailureSummary())
 }
 
 // TestDroppedRepliesHTTP loses Redis's replies to dispatch scripts after
@@ -181,7 +182,7 @@ func TestDroppedRepliesHTTP(t *testing.T) {
 		if status != http.StatusServiceUnavailable || !strings.HasSuffix(m["type"].(string), ":outcome-unknown") || id == "" {
 			t.Fatalf("%s: %d %v, want 503 outcome-unknown with a batchId", c.name, status, m)
 		}
-		var b batchAnswer
+		var b loadtest.BatchAnswer
 		if got := getJSON(t, http.DefaultClient, base+"/v1/pools/p/batches/"+id, &b); got != http.StatusOK || len(b.Assignments) != 2 {
 			t.Fatalf("%s: GET the batch named by the 503: %d, want 200: it was applied", c.name, got)
 		}
@@ -193,11 +194,11 @@ func TestDroppedRepliesHTTP(t *testing.T) {
 
 	setUpPool(t, base, "q", 3)
 	px.DropNext(40)
-	l := startLoad(t, loadSpec{pool: "q", prefix: "c", workers: 6, batches: 20, maxOrders: 6,
-		targets: func() []string { return []string{base} }, giveUp: 30 * time.Second})
-	l.wait(t)
+	l := loadtest.Start(t, loadtest.Spec{Pool: "q", Prefix: "c", Workers: 6, Batches: 20, Orders: loadtest.UpTo(6), Keys: true,
+		Targets: func() []string { return []string{base} }, GiveUp: 30 * time.Second})
+	l.Wait(t)
 	px.Heal() // the checks read through the proxy too
 	verify(t, base, l)
 	t.Logf("%d replies lost in all; the load: %d batches acknowledged, %d replays, failed attempts: %s",
-		px.Dropped(), len(l.acks), l.replays(), l.failureSummary())
+		px.Dropped(), len(l.Acks), l.Replays(), l.FailureSummary())
 }

@@ -9,10 +9,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/dispatcher/dispatcher/internal/loadtest"
 	"github.com/dispatcher/dispatcher/store/redis/redistest"
 )
 
@@ -27,21 +27,21 @@ func TestRedisFull(t *testing.T) {
 	bin := buildDispatcher(t)
 	r := startProc(t, bin, "replica", redisEnv(srv.URL()))
 	setUpPool(t, r.URL, "p", 5)
-	l := &load{spec: loadSpec{pool: "p"}, client: &http.Client{Timeout: 10 * time.Second}, failures: map[string]int{}}
-	defer l.client.CloseIdleConnections()
+	l := loadtest.New(loadtest.Spec{Pool: "p"})
+	defer l.Client.CloseIdleConnections()
 
 	// Batches of 50 orders until Redis refuses three of them.
-	var refused []pending
+	var refused []loadtest.Pending
 	var refusedBodies [][]byte
 	for b := 0; len(refused) < 3; b++ {
 		if b == 2000 {
-			t.Fatalf("%d batches acknowledged and none refused: is maxmemory set?", len(l.acks))
+			t.Fatalf("%d batches acknowledged and none refused: is maxmemory set?", len(l.Acks))
 		}
 		p, body := fullBatch(b)
-		a, kind, err := l.post(r.URL, p, body)
+		a, kind, err := l.Post(r.URL, p, body)
 		switch kind {
 		case "":
-			l.acks = append(l.acks, a)
+			l.Acks = append(l.Acks, a)
 		case "unavailable", "outcome-unknown":
 			var pr struct{ Type, Detail, BatchID string }
 			if jerr := json.Unmarshal([]byte(err.Error()), &pr); jerr != nil || !strings.HasSuffix(pr.Type, ":store-full") ||
@@ -55,16 +55,16 @@ func TestRedisFull(t *testing.T) {
 	}
 	// A completion writes too: refused alike, nothing changed.
 	status, prob := postJSON(t, r.URL+"/v1/pools/p/completions",
-		fmt.Sprintf(`{"orders":[{"id":%q}]}`, l.acks[0].orders[0]))
+		fmt.Sprintf(`{"orders":[{"id":%q}]}`, l.Acks[0].Orders[0]))
 	if status != http.StatusServiceUnavailable || !strings.HasSuffix(fmt.Sprint(prob["type"]), ":store-full") {
 		t.Errorf("completion at maxmemory: %d %v, want 503 store-full", status, prob)
 	}
-	t.Logf("%d batches of 50 orders acknowledged before Redis (maxmemory 2mb) refused writes", len(l.acks))
+	t.Logf("%d batches of 50 orders acknowledged before Redis (maxmemory 2mb) refused writes", len(l.Acks))
 	// Reads answer.
-	for _, a := range []ack{l.acks[0], l.acks[len(l.acks)-1]} {
-		var b batchAnswer
-		if status := getJSON(t, l.client, r.URL+"/v1/pools/p/batches/"+a.batchID, &b); status != http.StatusOK || len(b.Assignments) != 50 {
-			t.Errorf("GET batch %s at maxmemory: %d, %d assignments; want 200 and 50", a.batchID, status, len(b.Assignments))
+	for _, a := range []loadtest.Ack{l.Acks[0], l.Acks[len(l.Acks)-1]} {
+		var b loadtest.BatchAnswer
+		if status := getJSON(t, l.Client, r.URL+"/v1/pools/p/batches/"+a.BatchID, &b); status != http.StatusOK || len(b.Assignments) != 50 {
+			t.Errorf("GET batch %s at maxmemory: %d, %d assignments; want 200 and 50", a.BatchID, status, len(b.Assignments))
 		}
 	}
 
@@ -75,14 +75,14 @@ func TestRedisFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, p := range refused {
-		a, kind, err := l.post(r.URL, p, refusedBodies[i])
+		a, kind, err := l.Post(r.URL, p, refusedBodies[i])
 		if err != nil {
-			t.Fatalf("refused batch %s again once Redis has room: %s %v", p.key, kind, err)
+			t.Fatalf("refused batch %s again once Redis has room: %s %v", p.Key, kind, err)
 		}
-		if a.replayed {
-			t.Errorf("refused batch %s: replayed, want it applied now (it was refused, not applied)", p.key)
+		if a.Replayed {
+			t.Errorf("refused batch %s: replayed, want it applied now (it was refused, not applied)", p.Key)
 		}
-		l.acks = append(l.acks, a)
+		l.Acks = append(l.Acks, a)
 	}
 	// Every acknowledged batch is whole, its orders assigned (the
 	// completion refused above changed nothing), and counted once.
@@ -91,13 +91,13 @@ func TestRedisFull(t *testing.T) {
 
 // fullBatch is batch b of TestRedisFull: 50 orders with ids and keys that
 // take room, and an Idempotency-Key.
-func fullBatch(b int) (pending, []byte) {
-	p := pending{key: fmt.Sprintf("full-%06d", b)}
+func fullBatch(b int) (loadtest.Pending, []byte) {
+	p := loadtest.Pending{Key: fmt.Sprintf("full-%06d", b)}
 	var body bytes.Buffer
 	body.WriteString(`{"orders":[`)
 	for j := range 50 {
 		id := fmt.Sprintf("full-%06d-order-%02d", b, j)
-		p.orders = append(p.orders, id)
+		p.Orders = append(p.Orders, id)
 		if j > 0 {
 			body.WriteByte(',')
 		}

@@ -86,9 +86,9 @@ func TestRunRedisTLSAndACL(t *testing.T) {
 	if code, body := get(t, base+"/readyz", ""); code != http.StatusOK {
 		t.Fatalf("readyz: got %d %s, want 200", code, body)
 	}
-	send(t, http.MethodPut, base+"/v1/pools/p", `{}`, http.StatusCreated)
-	send(t, http.MethodPut, base+"/v1/pools/p/scales/S1", `{}`, http.StatusCreated)
-	send(t, http.MethodPost, base+"/v1/pools/p/batches", `{"orders":[{"id":"o-1"},{"id":"o-2"}]}`, http.StatusCreated)
+	do(t, http.MethodPut, base+"/v1/pools/p", `{}`, http.StatusCreated)
+	do(t, http.MethodPut, base+"/v1/pools/p/scales/S1", `{}`, http.StatusCreated)
+	do(t, http.MethodPost, base+"/v1/pools/p/batches", `{"orders":[{"id":"o-1"},{"id":"o-2"}]}`, http.StatusCreated)
 	if strings.Contains(sink.String(), "pw-from-a-secret") {
 		t.Errorf("the log shows the Redis password:\n%s", sink)
 	}
@@ -201,9 +201,9 @@ func TestRunSentinelMode(t *testing.T) {
 		"DISPATCHER_REDIS_URL":  fmt.Sprintf("redis://%s/0?master_name=dispatch", sentinel.Addr()),
 	})
 	base := "http://" + addr
-	send(t, http.MethodPut, base+"/v1/pools/p", `{}`, http.StatusCreated)
-	send(t, http.MethodPut, base+"/v1/pools/p/scales/S1", `{}`, http.StatusCreated)
-	send(t, http.MethodPost, base+"/v1/pools/p/batches", `{"orders":[{"id":"o-1"}]}`, http.StatusCreated)
+	do(t, http.MethodPut, base+"/v1/pools/p", `{}`, http.StatusCreated)
+	do(t, http.MethodPut, base+"/v1/pools/p/scales/S1", `{}`, http.StatusCreated)
+	do(t, http.MethodPost, base+"/v1/pools/p/batches", `{"orders":[{"id":"o-1"}]}`, http.StatusCreated)
 	c := goredis.NewClient(&goredis.Options{Addr: primary.Addr()})
 	defer c.Close()
 	if n, err := c.HLen(context.Background(), "dispatch:{pool:p}:orders").Result(); err != nil || n != 1 {
@@ -218,24 +218,5 @@ func addUser(t *testing.T, srv *redistest.Server, user, password string) {
 	defer c.Close()
 	if err := c.Do(context.Background(), "ACL", "SETUSER", user, "on", ">"+password, "~dispatch:*", "+@all").Err(); err != nil {
 		t.Fatalf("ACL SETUSER: %v", err)
-	}
-}
-
-// send sends a JSON request and fails t unless the answer has status want.
-func send(t *testing.T, method, url, body string, want int) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		t.Fatalf("%s %s: got %d %s, want %d", method, url, resp.StatusCode, b, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatcher/dispatcher/internal/loadtest"
 	"github.com/dispatcher/dispatcher/store/redis/redistest"
 )
 
@@ -30,9 +31,9 @@ func TestGracefulShutdown(t *testing.T) {
 
 	const workers, batches = 8, 30
 	targets := []string{a.URL, b.URL}
-	l := startLoad(t, loadSpec{pool: "p", prefix: "s", workers: workers, batches: batches, maxOrders: 6, primary: true,
-		targets: func() []string { return targets }, giveUp: 30 * time.Second})
-	l.waitAcked(t, 2*workers, 30*time.Second)
+	l := loadtest.Start(t, loadtest.Spec{Pool: "p", Prefix: "s", Workers: workers, Batches: batches, Orders: loadtest.UpTo(6), Keys: true, Primary: true,
+		Targets: func() []string { return targets }, GiveUp: 30 * time.Second})
+	l.WaitAcked(t, 2*workers, 30*time.Second)
 	a.signal(syscall.SIGTERM)
 	sigAt := time.Now()
 	if !a.logged("shutting down", 5*time.Second) {
@@ -63,14 +64,14 @@ func TestGracefulShutdown(t *testing.T) {
 	if i, j := strings.Index(log, `"msg":"shutting down"`), strings.Index(log, `"msg":"stopped"`); i < 0 || j < i {
 		t.Errorf("want shutting down, then stopped, in the log:\n%s", log)
 	}
-	l.wait(t)
+	l.Wait(t)
 
 	drained, before := 0, 0
-	for _, ack := range l.acks {
-		if ack.target != a.URL {
+	for _, ack := range l.Acks {
+		if ack.Target != a.URL {
 			continue
 		}
-		if ack.at.After(sigAt) {
+		if ack.At.After(sigAt) {
 			drained++
 		} else {
 			before++
@@ -79,12 +80,12 @@ func TestGracefulShutdown(t *testing.T) {
 	if drained == 0 {
 		t.Errorf("no request in flight at the SIGTERM was answered: the drain is untested")
 	}
-	if n := l.failures["reset"] + l.failures["timeout"]; n > 0 {
+	if n := l.Failures["reset"] + l.Failures["timeout"]; n > 0 {
 		t.Errorf("%d requests cut without an answer; a graceful shutdown answers every request it accepted", n)
 	}
 	verify(t, b.URL, l)
 	t.Logf("%d batches acknowledged: %d by %s before SIGTERM, %d answered 201 while it drained, %d by %s after retries; "+
 		"connections refused %s after the signal, exit 0 after %s; lost 0 checked by GET on %s; failed attempts: %s",
-		len(l.acks), before, a.name, drained, len(l.acks)-before-drained, b.name,
-		refusedAfter.Round(time.Millisecond), exitedAfter.Round(time.Millisecond), b.name, l.failureSummary())
+		len(l.Acks), before, a.name, drained, len(l.Acks)-before-drained, b.name,
+		refusedAfter.Round(time.Millisecond), exitedAfter.Round(time.Millisecond), b.name, l.FailureSummary())
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatcher/dispatcher/internal/loadtest"
 	"github.com/dispatcher/dispatcher/store/redis/redistest"
 )
 
@@ -59,7 +60,7 @@ func TestWaitReplicas(t *testing.T) {
 		if status != http.StatusCreated {
 			t.Fatalf("batch %d with the replica in sync: %d %v, want 201", i, status, m)
 		}
-		var b batchAnswer
+		var b loadtest.BatchAnswer
 		if got := getJSON(t, http.DefaultClient, rbase+"/v1/pools/p/batches/"+m["batchId"].(string), &b); got != http.StatusOK {
 			t.Fatalf("batch %d on the replica right after its 201: %d, want 200: WAIT returned before the replica had it", i, got)
 		}
@@ -76,7 +77,7 @@ func TestWaitReplicas(t *testing.T) {
 	if took < waitTimeout {
 		t.Errorf("503 after %s, want it after the %s wait timeout", took, waitTimeout)
 	}
-	var b batchAnswer
+	var b loadtest.BatchAnswer
 	if got := getJSON(t, http.DefaultClient, nbase+"/v1/pools/p/batches/"+id, &b); got != http.StatusOK {
 		t.Fatalf("GET %s on the primary: %d, want 200: the batch is applied there", id, got)
 	}
@@ -166,7 +167,7 @@ func TestWaitWithoutReplica(t *testing.T) {
 	if took := time.Since(start); took < waitTimeout || took > waitTimeout+5*time.Second {
 		t.Errorf("503 after %s, want it after the %s wait timeout, within 5s more", took, waitTimeout)
 	}
-	var b batchAnswer
+	var b loadtest.BatchAnswer
 	if got := getJSON(t, http.DefaultClient, "http://"+naddr+"/v1/pools/p/batches/"+id, &b); got != http.StatusOK || len(b.Assignments) != 2 {
 		t.Fatalf("GET %s: %d, want 200: the batch is applied on the primary", id, got)
 	}
@@ -271,18 +272,8 @@ func TestWaitCluster(t *testing.T) {
 // body.
 func request(t *testing.T, method, url, body string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
+	status, data := call(t, method, url, body)
 	var m map[string]any
-	data, _ := io.ReadAll(resp.Body)
 	_ = json.Unmarshal(data, &m)
-	return resp.StatusCode, m
+	return status, m
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dispatcher/dispatcher/internal/loadtest"
 )
 
 var httpClient = &http.Client{Timeout: 30 * time.Second}
@@ -59,15 +61,6 @@ func mustCall(tb testing.TB, method, url, token, body string, want int, v any) {
 	}
 }
 
-// batchAnswer is the body of a 201 to a batch, and of GET …/batches/{id}.
-type batchAnswer struct {
-	BatchID     string `json:"batchId"`
-	Assignments []struct {
-		OrderID string `json:"orderId"`
-		CompID  string `json:"compId"`
-	} `json:"assignments"`
-}
-
 // setUpPool creates pool (waterfill) with n Scales through base.
 func setUpPool(tb testing.TB, base, pool string, n int) {
 	tb.Helper()
@@ -93,7 +86,7 @@ func TestEveryReplicaServes(t *testing.T) {
 	for i := range 4 {
 		mustCall(t, http.MethodPut, fmt.Sprintf("%s/v1/pools/%s/scales/S%d", urls[(i+1)%len(urls)], pool, i), adminToken, `{}`, http.StatusCreated, nil)
 	}
-	var batches []batchAnswer
+	var batches []loadtest.BatchAnswer
 	for i, u := range urls {
 		var body bytes.Buffer
 		body.WriteString(`{"orders":[`)
@@ -104,12 +97,12 @@ func TestEveryReplicaServes(t *testing.T) {
 			fmt.Fprintf(&body, `{"id":"r%d-o%d"}`, i, j)
 		}
 		body.WriteString(`]}`)
-		var b batchAnswer
+		var b loadtest.BatchAnswer
 		mustCall(t, http.MethodPost, u+"/v1/pools/"+pool+"/batches", userToken, body.String(), http.StatusCreated, &b)
 		batches = append(batches, b)
 	}
 	for i, b := range batches {
-		var got batchAnswer
+		var got loadtest.BatchAnswer
 		next := urls[(i+1)%len(urls)]
 		mustCall(t, http.MethodGet, next+"/v1/pools/"+pool+"/batches/"+b.BatchID, userToken, "", http.StatusOK, &got)
 		if fmt.Sprint(got) != fmt.Sprint(b) {

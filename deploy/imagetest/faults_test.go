@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dispatcher/dispatcher/internal/loadtest"
 )
 
 // The faults, each under load from clients that retry with their
@@ -70,14 +72,15 @@ func TestStopDrains(t *testing.T) {
 	victim := s.replicas[0]
 	s.keepRunning(t, victim)
 	setUpPool(t, urls[1], "stop", 5)
-	l := startLoad(loadSpec{pool: "stop", prefix: "stop", workers: 6, orders: 5, targets: urls, primary: true})
-	l.waitAcked(t, 100, 2*time.Minute)
+	targets := loadtest.NewTargets(urls...)
+	l := startLoad(t, "stop", targets, true)
+	l.WaitAcked(t, l.Acked()+100, 2*time.Minute)
 	stopped := time.Now()
 	s.p.must(t, "stop", "--time", s.grace, victim)
 	took := time.Since(stopped)
-	l.retarget(urls[1:]...)
-	l.waitAcked(t, 50, 2*time.Minute) // on the other replicas
-	l.finish(t)
+	targets.Set(urls[1:]...)
+	l.WaitAcked(t, l.Acked()+50, 2*time.Minute) // on the other replicas
+	l.Finish(t)
 
 	c := s.info(t, victim)
 	if c.State.Running || c.State.ExitCode != 0 {
@@ -91,8 +94,8 @@ func TestStopDrains(t *testing.T) {
 	// drained.
 	drained := 0
 	if sigterm, ok := logTime(logs, "shutting down"); ok {
-		for _, a := range l.acks {
-			if a.target == urls[0] && a.at.After(sigterm) {
+		for _, a := range l.Acks {
+			if a.Target == urls[0] && a.At.After(sigterm) {
 				drained++
 			}
 		}
@@ -100,7 +103,7 @@ func TestStopDrains(t *testing.T) {
 		t.Errorf("%s logs: got no \"shutting down\", want SIGTERM logged", victim)
 	}
 	verify(t, urls[1], l)
-	t.Logf("podman stop took %s; %s; %d batches answered by %s after it logged \"shutting down\"", took.Round(time.Millisecond), l.summary(), drained, victim)
+	t.Logf("podman stop took %s; %s; %d batches answered by %s after it logged \"shutting down\"", took.Round(time.Millisecond), l.Summary(), drained, victim)
 
 	s.restart(t, victim)
 	mustCall(t, http.MethodPost, s.url(t, victim)+"/v1/pools/stop/batches", userToken, `{"orders":[{"id":"after-restart"}]}`, http.StatusCreated, nil)
@@ -142,14 +145,15 @@ func TestKillLosesNothing(t *testing.T) {
 	s.keepRunning(t, s.redis)
 	setUpPool(t, urls[0], "kill", 5)
 
-	l := startLoad(loadSpec{pool: "kill", prefix: "kill", workers: 6, orders: 5, targets: urls})
-	l.waitAcked(t, 150, 2*time.Minute)
+	targets := loadtest.NewTargets(urls...)
+	l := startLoad(t, "kill", targets, false)
+	l.WaitAcked(t, l.Acked()+150, 2*time.Minute)
 	s.p.must(t, "kill", victim)
-	l.retarget(urls[0], urls[2])
-	l.waitAcked(t, 100, 2*time.Minute)
-	l.finish(t)
+	targets.Set(urls[0], urls[2])
+	l.WaitAcked(t, l.Acked()+100, 2*time.Minute)
+	l.Finish(t)
 	verify(t, urls[0], l)
-	t.Logf("podman kill under load: %s", l.summary())
+	t.Logf("podman kill under load: %s", l.Summary())
 	s.restart(t, victim)
 	mustCall(t, http.MethodPost, s.url(t, victim)+"/v1/pools/kill/batches", userToken, `{"orders":[{"id":"after-restart"}]}`, http.StatusCreated, nil)
 
@@ -215,8 +219,8 @@ func TestRedisRestartKeepsOrders(t *testing.T) {
 	s := shared(t)
 	urls := s.urls(t)
 	setUpPool(t, urls[0], "redis", 5)
-	l := startLoad(loadSpec{pool: "redis", prefix: "redis", workers: 6, orders: 5, targets: urls})
-	l.waitAcked(t, 150, 2*time.Minute)
+	l := startLoad(t, "redis", loadtest.NewTargets(urls...), false)
+	l.WaitAcked(t, l.Acked()+150, 2*time.Minute)
 	t.Cleanup(func() {
 		// Whatever failed: a Redis again, on the volume.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -227,15 +231,15 @@ func TestRedisRestartKeepsOrders(t *testing.T) {
 	})
 	s.keepRunning(t, s.redis)
 	s.p.must(t, "stop", s.redis)
-	before := l.acked.Load()
+	before := l.Acked()
 	s.p.must(t, "rm", s.redis)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := s.startRedis(ctx); err != nil {
 		t.Fatal(err)
 	}
-	l.waitAcked(t, 100, 2*time.Minute)
-	l.finish(t)
+	l.WaitAcked(t, l.Acked()+100, 2*time.Minute)
+	l.Finish(t)
 	for _, r := range s.replicas {
 		if err := s.waitReady(ctx, r, 30*time.Second); err != nil {
 			t.Error(err)
@@ -246,5 +250,5 @@ func TestRedisRestartKeepsOrders(t *testing.T) {
 		t.Errorf("the new Redis: got %s, want aof_enabled:1", info)
 	}
 	verify(t, urls[0], l)
-	t.Logf("Redis stopped after %d acknowledged batches and started again from its volume; %s", before, l.summary())
+	t.Logf("Redis stopped after %d acknowledged batches and started again from its volume; %s", before, l.Summary())
 }
