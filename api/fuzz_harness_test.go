@@ -224,6 +224,22 @@ func (s *fuzzServer) checkUnchanged(t *testing.T, what fmt.Stringer, code int, e
 	}
 }
 
+// sendRefusable sends r, which changes pool if anything. When bad lists
+// the verdicts r deserves, it checks that r was refused with one of them
+// and that the store did not change, and reports false; else true. before
+// is pool's state before r.
+func (s *fuzzServer) sendRefusable(t *testing.T, what fmt.Stringer, r *http.Request, pool string, bad []verdict) (rec *httptest.ResponseRecorder, before []storetest.PoolSnapshot, taken bool) {
+	t.Helper()
+	before = s.state(pool)
+	rec = s.send(r)
+	if len(bad) > 0 {
+		checkRefused(t, what, rec, bad)
+		s.checkUnchanged(t, what, rec.Code, pool, before)
+		return rec, before, false
+	}
+	return rec, before, true
+}
+
 // describe is a description of an input, formatted only when a check
 // fails.
 type describe func() string

@@ -98,15 +98,12 @@ func FuzzDecodeScale(f *testing.F) {
 			conflict = append(conflict, verdict{404, "pool-not-found"})
 		}
 
-		before := s.state(pool)
 		var scales []dispatch.Scale
 		if len(bad)+len(conflict) == 0 {
 			scales = s.scales(pool)
 		}
-		rec := s.send(r)
-		if len(bad)+len(conflict) > 0 {
-			checkRefused(t, what, rec, append(bad, conflict...))
-			s.checkUnchanged(t, what, rec.Code, pool, before)
+		rec, _, taken := s.sendRefusable(t, what, r, pool, append(bad, conflict...))
+		if !taken {
 			return
 		}
 
@@ -275,11 +272,8 @@ func FuzzDecodePool(f *testing.F) {
 			}
 		}
 
-		before := s.state(pool)
-		rec := s.send(r)
-		if len(bad) > 0 {
-			checkRefused(t, what, rec, bad)
-			s.checkUnchanged(t, what, rec.Code, pool, before)
+		rec, before, taken := s.sendRefusable(t, what, r, pool, bad)
+		if !taken {
 			return
 		}
 		want, status := poolBody{Name: pool, Strategy: "waterfill", CreatedAt: fuzzCreatedAt}, 201
