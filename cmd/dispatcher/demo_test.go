@@ -43,13 +43,5 @@ func TestDemo(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("demo after cancel: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("demo did not return")
-	}
+	stopRun(t, cancel, done, "demo")
 }

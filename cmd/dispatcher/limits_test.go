@@ -22,15 +22,7 @@ func startRun(t *testing.T, args []string, env map[string]string) (string, *logS
 		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), envOf(env), sink, io.Discard)
 	}()
 	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("run: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("run did not return after cancel")
-		}
+		stopRun(t, cancel, done, "run")
 	})
 	select {
 	case addr := <-sink.addr:

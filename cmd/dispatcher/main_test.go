@@ -73,15 +73,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 		t.Errorf("want a warning about the embedded store; log:\n%s", sink)
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run: got %v, want nil after shutdown", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("run did not return after cancel")
-	}
+	stopRun(t, cancel, done, "run")
 }
 
 func TestRunFailsOnBusyAddress(t *testing.T) {
@@ -207,4 +199,19 @@ func logRecord(log, msg string) (map[string]any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// stopRun cancels a run (or demo) that sends its result on done, and fails
+// t unless it returns nil within 30 s.
+func stopRun(t *testing.T, cancel context.CancelFunc, done <-chan error, what string) {
+	t.Helper()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("%s after cancel: got %v, want nil", what, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not return after cancel", what)
+	}
 }

@@ -109,15 +109,7 @@ func TestShutdownEndsWatches(t *testing.T) {
 		streams[i] = watchEvents(t, context.Background(), base+"/v1/pools/p/watch?intervalMs=60000")
 		<-streams[i]
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run after shutdown with open watches: got %v, want nil", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("run did not return after cancel")
-	}
+	stopRun(t, cancel, done, "run")
 	for i, s := range streams {
 		for range s {
 		}
