@@ -150,12 +150,7 @@ func TestWatchPollsAnOlderServer(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out, errOut bytes.Buffer
-	getenv := func(k string) string {
-		if k == "DISPATCHER_URL" {
-			return srv.URL
-		}
-		return ""
-	}
+	getenv := urlEnv(srv.URL)
 	code := run(context.Background(), []string{"-o", "json", "watch", "eu", "-n", "2", "-interval", "100ms"}, getenv, strings.NewReader(""), &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
@@ -180,13 +175,18 @@ func TestWatchOfAnUnknownPool(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out, errOut bytes.Buffer
-	getenv := func(k string) string {
-		if k == "DISPATCHER_URL" {
-			return srv.URL
-		}
-		return ""
-	}
+	getenv := urlEnv(srv.URL)
 	if code := run(context.Background(), []string{"watch", "eu", "-n", "1"}, getenv, strings.NewReader(""), &out, &errOut); code == 0 {
 		t.Fatalf("exit 0 for an unknown pool: %s", out.String())
+	}
+}
+
+// urlEnv is an environment that holds only DISPATCHER_URL=url.
+func urlEnv(url string) func(string) string {
+	return func(k string) string {
+		if k == "DISPATCHER_URL" {
+			return url
+		}
+		return ""
 	}
 }
