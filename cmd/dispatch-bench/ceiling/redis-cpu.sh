@@ -112,7 +112,8 @@ order() {
 }
 
 # Rows of RAW: idle - - - CPU0 CPU1 SECONDS; cpu VARIANT BATCH ROUND CPU0
-# CPU1 ORDERS|REPORT; rate VARIANT BATCH ROUND REPORT.
+# CPU1 ORDERS|REPORT; calls VARIANT BATCH ROUND CALLS COMMANDSTATS; rate
+# VARIANT BATCH ROUND REPORT.
 # Every round dispatches into pools of its own, fresh (and the minimal
 # script's and the thin service's orders are dropped after each round), so
 # that no variant carries more orders than another. A second of each batch
@@ -134,20 +135,26 @@ for b in $BATCHES; do
         # as many calls as the service's run of this round made batches
         # (at least 1,000): redis-benchmark has no time limit
         n=$((calls > 1000 ? calls : 1000))
+        R config resetstat >/dev/null
         c0=$(redisCPU)
         redis-benchmark -p "$RP" -c 16 -n "$n" -r 1000000000 --csv \
           EVALSHA "$MIN_SHA" 2 '{min}:load' '{min}:orders' __rand_int__ "$b" >"$OUT/a-minimal-$b-$round.csv"
         what=$((n * b))
         c1=$(redisCPU)
+        R info commandstats >"$OUT/a-minimal-$b-$round.cmdstats"
+        echo -e "calls\tminimal\t$b\t$round\t$n\t$OUT/a-minimal-$b-$round.cmdstats" >>"$RAW"
       else
         pool "$v" "$v-a$b-$round"
         p=RP_$v
+        RP=${!p} R config resetstat >/dev/null
         c0=$(cpuOf "${!p}")
         url=SVC_$v
         what=$OUT/a-$v-$b-$round.json
         load "${!url}" "$v-a$b-$round" "$b" "$DUR" 0s "$what"
         if [ "$v" = service ]; then calls=$(batches "$what"); fi
         c1=$(cpuOf "${!p}")
+        RP=${!p} R info commandstats >"$OUT/a-$v-$b-$round.cmdstats"
+        echo -e "calls\t$v\t$b\t$round\t$(batches "$what")\t$OUT/a-$v-$b-$round.cmdstats" >>"$RAW"
       fi
       echo -e "cpu\t$v\t$b\t$round\t$c0\t$c1\t$what" >>"$RAW"
     done
@@ -199,6 +206,17 @@ def vals(kind, v, b):
 def rng(xs, f="%.1f"):
     return f % xs[0] if len(xs) == 1 else (f + "–" + f) % (min(xs), max(xs))
 
+def commands(r):
+    """Commands per batch by name, of a calls row: the script calls
+    (evalsha, fcall) and, counted apart by Redis, the commands they ran."""
+    out = {}
+    for line in open(r[5]):
+        if line.startswith("cmdstat_"):
+            name, rest = line[8:].split(":", 1)
+            fields = dict(f.split("=") for f in rest.strip().split(","))
+            out[name] = int(fields["calls"]) / float(r[4])
+    return out
+
 batches = sorted({r[2] for r in rows if r[0] != "idle"}, key=int)
 idle = [(float(r[5]) - float(r[4])) / float(r[6]) * 1e6 for r in rows if r[0] == "idle"][0]
 print()
@@ -231,6 +249,14 @@ if "before" in variants:
         cpu = [x / y for x, y in zip(vals("cpu", "service", b), vals("cpu", "before", b))]
         rate = [x / y for x, y in zip(vals("rate", "service", b), vals("rate", "before", b))]
         print("| %s | %s | %.2f | %s | %.2f |" % (b, rng(cpu, "%.2f"), statistics.median(cpu), rng(rate, "%.2f"), statistics.median(rate)))
+print()
+print("d. Redis commands per batch (INFO commandstats of the last round's run in a.; a script's")
+print("   own commands are counted as well as the EVALSHA or FCALL that ran them; idle ticks too)")
+for b in batches:
+    for v in variants + ["minimal"]:
+        last = [r for r in rows if r[0] == "calls" and r[1] == v and r[2] == b][-1]
+        cmds = sorted(commands(last).items(), key=lambda kv: -kv[1])
+        print("  batch %s %s: %s" % (b, v, ", ".join("%s %.2f" % kv for kv in cmds if kv[1] >= 0.005)))
 print()
 print("per round:")
 for kind, f in (("cpu", "%.1f"), ("rate", "%.0f")):
