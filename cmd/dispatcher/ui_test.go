@@ -344,7 +344,22 @@ func testDashboard(t *testing.T, browser context.Context, base string, screensho
 
 	// Phone width: nothing wider than the window, the bars still drawn.
 	tb.run(t, chromedp.EmulateViewport(390, 844))
-	tb.until(t, "the page at phone width", `document.documentElement.scrollWidth <= window.innerWidth && document.getElementById('bars').getBoundingClientRect().width > 300`, 5*time.Second)
+	// The bars are drawn again at the new width once the canvas's pixels
+	// match its size.
+	tb.until(t, "the page at phone width", `(() => { const c = document.getElementById('bars'), w = c.getBoundingClientRect().width;
+	  return document.documentElement.scrollWidth <= window.innerWidth && w > 300 && c.width === Math.round(w * devicePixelRatio); })()`, 5*time.Second)
+	// More Scales than pixels: Scales that share a pixel column are one
+	// bar in the most alarming colour among them, so that one down Scale
+	// among 1,000 active ones still shows at phone width.
+	if got := eval[string](t, tb, mergedJS); got != "shared 107,107,107 others 31,111,178" {
+		t.Errorf("1,000 Scales at 390 px, M500 down: got %q, want M500's column shared and drawn down, a column of active ones active", got)
+	}
+	// "Scales as a table", opened: a row per Scale of the snapshot (up
+	// to 100 at a time).
+	tb.run(t, chromedp.Click(chromedp.CSS(`#scale-details summary`)))
+	tb.until(t, "Scales as a table", `(() => { const r = document.getElementById('scale-rows').rows, s = window.dispatcherUI.snap.scales;
+	  return r.length === s.length && [...r].every((tr, i) => tr.cells[0].textContent === s[i].compId && tr.cells[2].textContent === (s[i].health || 'up')) &&
+	    document.getElementById('rows-range').textContent === 'Scales 1–5 of the 5 shown above' && document.getElementById('rows-next').disabled; })()`, 5*time.Second)
 	tb.noErrors(t)
 
 	// A wrong token: a clear message, not a blank page.
@@ -362,6 +377,25 @@ func testDashboard(t *testing.T, browser context.Context, base string, screensho
 	}
 	wrong.noErrors(t)
 }
+
+// mergedJS draws a made-up snapshot of 1,000 Scales of orderCount 10, M500
+// down and the rest active, and reads the colours drawn in the middle of
+// M500's column and of M100's, then draws the real snapshot again. It says
+// "shared" when M500's column holds other Scales too.
+const mergedJS = `(() => {
+  const ui = window.dispatcherUI, c = document.getElementById('bars'), real = ui.snap;
+  const scales = [];
+  for (let i = 0; i < 1000; i++) scales.push({compId: 'M' + i, state: i === 500 ? 'down' : 'active', orderCount: 10, outstanding: 10, baseLoad: 0, maxOrders: 0, weight: 1});
+  ui.snap = Object.assign({}, real, {scales, histogram: null, scaleCount: 1000});
+  ui.redraw();
+  const k = c.width / c.getBoundingClientRect().width;
+  const at = (b) => c.getContext('2d').getImageData(Math.floor((b.x + 0.5) * k), Math.round((b.top + b.bottom) / 2 * k), 1, 1).data.slice(0, 3).join(',');
+  const m = ui.layout[500], shared = ui.layout.filter((b) => b.x === m.x).length > 1;
+  const out = (shared ? 'shared ' : 'alone ') + at(m) + ' others ' + at(ui.layout[100]);
+  ui.snap = real;
+  ui.redraw();
+  return out;
+})()`
 
 // shoot writes docs/dashboard.png (1280×800) when DISPATCHER_SCREENSHOT
 // is set, with a livelier pool than the test's.
