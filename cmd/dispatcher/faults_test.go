@@ -150,7 +150,7 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 // once.
 func TestDroppedRepliesHTTP(t *testing.T) {
 	srv := redistest.Start(t)
-	px := redistest.NewProxy(t, srv.Addr(), "evalsha|fcall")
+	px := redistest.NewProxy(t, srv.Addr(), "fcall")
 	addr, _ := startRun(t, []string{"-request-timeout", "1s"}, redisEnv(px.URL()))
 	base := "http://" + addr
 	setUpPool(t, base, "p", 3)

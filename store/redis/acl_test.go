@@ -22,10 +22,9 @@ import (
 // no others: the dispatcher's Redis user needs these alone.
 // docs/operations.md shows the ACL rule that aclRule builds from them.
 var aclCommands = []string{
-	// Readiness, and the scripts (EVALSHA first, EVAL when Redis
-	// has not seen the script since it started), and the dispatch library
-	// (FCALL, FUNCTION LOAD when Redis lacks it).
-	"ping", "evalsha", "evalsha_ro", "eval", "eval_ro", "fcall", "function|load",
+	// Readiness, and the store's library (FCALL, FCALL_RO for the reads,
+	// FUNCTION LOAD when Redis lacks it).
+	"ping", "fcall", "fcall_ro", "function|load",
 	// The pool list, outside the scripts, and the metrics' reads.
 	"zadd", "zrem", "zrange", "zcard", "exists", "hmget", "hlen", "llen",
 	// A dispatch that waits for replicas (Options.WaitReplicas).
@@ -35,8 +34,9 @@ var aclCommands = []string{
 	// In the scripts.
 	"del", "get", "hdel", "hexists", "hget", "hgetall", "hincrby", "hkeys", "hset",
 	"lrange", "ltrim", "rpush", "unlink", "zcount", "zscore", "zmscore", "zunionstore",
-	// The rate limiter's script (redis_rate), on Redis's clock.
-	"time",
+	// The rate limiter's script (redis_rate: EVALSHA first, EVAL when
+	// Redis has not seen it since it started), on Redis's clock.
+	"evalsha", "eval", "time",
 }
 
 // aclRule is the ACL SETUSER rule of the dispatcher's user, after its name:

@@ -82,7 +82,7 @@ func decodeDispatch(req dispatch.DispatchRequest, v any) (dispatch.Batch, bool, 
 // (also for one whose time has passed at now, not yet swept),
 // ErrUnavailable.
 func (s *Store) GetBatch(ctx context.Context, pool, batchID string, now time.Time) (dispatch.Batch, error) {
-	v, err := s.read(ctx, scriptRead, pool, "batch", batchID, ms(now))
+	v, err := s.call(ctx, fnRead, pool, "batch", batchID, ms(now))
 	if err != nil {
 		return dispatch.Batch{}, translate(err, pool)
 	}
@@ -92,7 +92,7 @@ func (s *Store) GetBatch(ctx context.Context, pool, batchID string, now time.Tim
 // Table returns the waterfill table over the pool's eligible Scales:
 // ErrPoolNotFound, ErrUnavailable.
 func (s *Store) Table(ctx context.Context, pool string) (dispatch.Table, error) {
-	v, err := s.read(ctx, scriptRead, pool, "table", "")
+	v, err := s.call(ctx, fnRead, pool, "table", "")
 	if err != nil {
 		return dispatch.Table{}, translate(err, pool)
 	}

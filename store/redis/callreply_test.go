@@ -43,7 +43,7 @@ func (h *beforeDial) ProcessPipelineHook(next goredis.ProcessPipelineHook) gored
 func resendService(t *testing.T, h *beforeDial) (*redistest.Proxy, *dispatch.Service, *dispatch.Service, goredis.UniversalClient) {
 	t.Helper()
 	srv := redistest.Start(t)
-	px := redistest.NewProxy(t, srv.Addr(), "evalsha|fcall")
+	px := redistest.NewProxy(t, srv.Addr(), "fcall")
 	c := dialClient(t, px.URL()+"?pool_size=1", "single")
 	c.AddHook(h)
 	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
@@ -83,13 +83,13 @@ func TestResentCallAfterOthers(t *testing.T) {
 	}
 	h.armed.Store(true)
 	px.DropNext(1)
-	runs := evalshaCalls(t, direct)
+	runs := fcallCalls(t, direct)
 	n, err := svc.Complete(ctx, "p", []dispatch.Completion{{OrderID: "o-0"}, {OrderID: "o-1"}, {OrderID: "o-2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// the call ran twice, with the 30 others between
-	if ran := evalshaCalls(t, direct) - runs; px.Dropped() != 1 || h.armed.Load() || ran != 32 {
+	if ran := fcallCalls(t, direct) - runs; px.Dropped() != 1 || h.armed.Load() || ran != 32 {
 		t.Fatalf("replies lost %d, hook armed %v, scripts run %d: want 1, false, 32 (the call twice, 30 others between)",
 			px.Dropped(), h.armed.Load(), ran)
 	}
@@ -106,7 +106,8 @@ func TestResentReassign(t *testing.T) {
 	px, svc, _, direct := resendService(t, h)
 	ctx := context.Background()
 	down := dispatch.Down
-	// Redis learns the script first: a NOSCRIPT answer would be the reply lost.
+	// Redis loads the library first: a "Function not found" answer would be the
+	// reply lost.
 	mustPool(t, svc, "q", "X")
 	if _, _, err := svc.PutScale(ctx, "q", "X", dispatch.ScaleSpec{State: &down}); err != nil {
 		t.Fatal(err)
@@ -126,12 +127,12 @@ func TestResentReassign(t *testing.T) {
 		t.Fatal(err)
 	}
 	px.DropNext(1)
-	runs := evalshaCalls(t, direct)
+	runs := fcallCalls(t, direct)
 	moved, err := svc.Reassign(ctx, "p", "A")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ran := evalshaCalls(t, direct) - runs; px.Dropped() != 1 || ran != 2 {
+	if ran := fcallCalls(t, direct) - runs; px.Dropped() != 1 || ran != 2 {
 		t.Fatalf("replies lost %d, scripts run %d; want 1, 2", px.Dropped(), ran)
 	}
 	if len(moved) != 10 {

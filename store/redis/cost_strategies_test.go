@@ -149,7 +149,7 @@ func scriptCalls(t testing.TB, c goredis.UniversalClient, addr string, f func())
 }
 
 // scriptGroups is scriptCalls with the commands grouped by the script call
-// (EVALSHA, EVAL or FCALL) that ran them.
+// (FCALL or FCALL_RO) that ran them.
 func scriptGroups(t testing.TB, c goredis.UniversalClient, addr string, f func()) [][][]string {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
@@ -180,7 +180,7 @@ func scriptGroups(t testing.TB, c goredis.UniversalClient, addr string, f func()
 			return out
 		}
 		if !strings.Contains(line, " lua] ") {
-			if l := strings.ToLower(line); strings.Contains(l, `"evalsha"`) || strings.Contains(l, `"eval"`) || strings.Contains(l, `"fcall"`) {
+			if l := strings.ToLower(line); strings.Contains(l, `"fcall"`) || strings.Contains(l, `"fcall_ro"`) {
 				out = append(out, nil)
 			}
 			continue

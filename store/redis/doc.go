@@ -4,11 +4,11 @@
 //
 // # Operations
 //
-// Every state change is one Lua script call (lua/*.lua, embedded; run with
-// EVALSHA, falling back to EVAL; a dispatch with FCALL of a function
-// library, functions.go), which validates everything before its
+// Every call is one FCALL (FCALL_RO for a read) of a function of one Redis
+// Functions library (lua/*.lua, embedded; functions.go loads it where Redis
+// lacks it). A function that changes state validates everything before its
 // first write, since Redis does not roll back. The clock and any randomness
-// come from Go as arguments; no script builds a key name, so every script
+// come from Go as arguments; no function builds a key name, so every call
 // runs unchanged on Redis Cluster.
 //
 // go-redis re-sends a command after a dropped connection or a read timeout,

@@ -3,55 +3,164 @@ package redis
 import (
 	"context"
 	"crypto/sha1"
+	"embed"
 	"encoding/hex"
 	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// The dispatch path runs as Redis Functions: FUNCTION LOAD runs the
-// library's top level (its ~70 definitions) once, where EVALSHA would run
-// it on every call; a single-order dispatch costs Redis 8–31 % less
-// (docs/benchmarks.md). The library's name and its functions' names carry
-// a hash of its source, so that replicas of two versions share a Redis
-// during an upgrade; an older version's library stays until removed
-// (docs/operations.md).
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+// Every call of the store runs a function of one Redis Functions library:
+// FUNCTION LOAD runs the library's top level (its definitions) once, where
+// EVALSHA would run it on every call; a single-order dispatch costs Redis
+// 8–31 % less (docs/benchmarks.md). The library's name and its functions'
+// names carry a hash of its source, so that replicas of two versions share
+// a Redis during an upgrade; an older version's library stays until
+// removed (docs/operations.md).
+
+// function is one function of the library: name, as the metrics show it,
+// calls the Lua function lua (defined by the file of the same name, which
+// lists its keys and arguments).
+type function struct {
+	name string
+	lua  string
+	// readOnly functions change nothing: they are flagged no-writes and
+	// called with FCALL_RO, so that a Cluster may serve them from a
+	// replica and Redis runs them at maxmemory.
+	readOnly bool
+	// flags are more Redis function flags (allow-oom).
+	flags []string
+	fcall string // the name it is registered under, with the version
+}
+
+// The functions. Their Lua side is in the files of libFiles.
 var (
-	dispatchLib        = newLibrary("waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "health.lua", "dispatch.lua", "dispatch_many.lua")
-	fnDispatch         = dispatchLib.function("dispatch")
-	fnDispatchMany     = dispatchLib.function("dispatch_many")
-	functionScriptName = map[string]string{fnDispatch: "dispatch", fnDispatchMany: "dispatch_many"}
+	fnDispatch     = &function{name: "dispatch", lua: "dispatchOne"}
+	fnDispatchMany = &function{name: "dispatch_many", lua: "dispatchMany"}
+	fnPoolPut      = &function{name: "pool_put", lua: "poolPut"}
+	// Deleting a pool frees memory: it runs at maxmemory too.
+	fnPoolDel     = &function{name: "pool_del", lua: "poolDel", flags: []string{"allow-oom"}}
+	fnRingBuild   = &function{name: "ring_build", lua: "ringBuild"}
+	fnScalePut    = &function{name: "scale_put", lua: "scalePut"}
+	fnScaleDel    = &function{name: "scale_del", lua: "scaleDel"}
+	fnFinish      = &function{name: "finish", lua: "finish"}
+	fnReassign    = &function{name: "reassign", lua: "reassign"}
+	fnFail        = &function{name: "fail", lua: "failReport"}
+	fnTick        = &function{name: "tick", lua: "tick"}
+	fnHeartbeat   = &function{name: "heartbeat", lua: "heartbeat"}
+	fnRead        = &function{name: "read", lua: "readOne", readOnly: true}
+	fnScalesList  = &function{name: "scales_list", lua: "scalesList", readOnly: true}
+	fnScaleOrders = &function{name: "scale_orders", lua: "scaleOrders", readOnly: true}
+	fnWatch       = &function{name: "watch", lua: "watch", readOnly: true}
 )
 
-// library is a Lua library for FUNCTION LOAD: lib.lua, own.lua, the files
-// given and functions.lua.
+// libFiles are the library's files in the order it joins them: each file
+// may use what the files before it define.
+var libFiles = []string{
+	"lib.lua", "own.lua", "waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "health.lua",
+	"dispatch.lua", "dispatch_many.lua",
+	"pool_put.lua", "pool_del.lua", "ring_build.lua", "scale_put.lua", "scale_del.lua",
+	"scales_list.lua", "finish.lua", "reassign.lua", "fail.lua", "tick.lua", "heartbeat.lua",
+	"scale_orders.lua", "read.lua", "watch.lua",
+	"functions.lua",
+}
+
+// lib is the store's library.
+var lib = newLibrary(libFiles, []*function{
+	fnDispatch, fnDispatchMany, fnPoolPut, fnPoolDel, fnRingBuild, fnScalePut, fnScaleDel,
+	fnFinish, fnReassign, fnFail, fnTick, fnHeartbeat, fnRead, fnScalesList, fnScaleOrders, fnWatch,
+})
+
+// redisFlags are the flags fn is registered with.
+func (fn *function) redisFlags() []string {
+	if fn.readOnly {
+		return append([]string{"no-writes"}, fn.flags...)
+	}
+	return fn.flags
+}
+
+// library is a Lua library for FUNCTION LOAD.
 type library struct {
 	version string // the hash in its names
 	code    string
+	fns     []*function
 }
 
-func newLibrary(files ...string) *library {
-	src := luaSource("", append(files, "functions.lua")...)
+// newLibrary joins files and registers fns (functions.lua's register),
+// naming each after the library's version.
+func newLibrary(files []string, fns []*function) *library {
+	var b strings.Builder
+	for _, f := range files {
+		src, err := luaFiles.ReadFile("lua/" + f)
+		if err != nil {
+			panic("redis: missing Lua file " + f)
+		}
+		b.Write(src)
+		b.WriteByte('\n')
+	}
+	b.WriteString("\n-- The functions (functions.go).\n")
+	for _, fn := range fns {
+		b.WriteString("register('" + fn.name + "', " + fn.lua + ", {")
+		for i, f := range fn.redisFlags() {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("'" + f + "'")
+		}
+		b.WriteString("})\n")
+	}
+	src := b.String()
 	h := sha1.Sum([]byte(src))
 	v := hex.EncodeToString(h[:6])
-	return &library{version: v, code: "#!lua name=dispatcher_" + v + "\n" + strings.ReplaceAll(src, "@V", v)}
+	for _, fn := range fns {
+		fn.fcall = fn.name + "_" + v
+	}
+	return &library{
+		version: v,
+		code:    "#!lua name=dispatcher_" + v + "\nlocal VERSION = '" + v + "'\n" + src,
+		fns:     fns,
+	}
 }
 
-// function returns the name under which the library registers name.
-func (l *library) function(name string) string { return name + "_" + l.version }
+// call runs function fn on the keys of pool. Every call of the Store goes
+// this way (or through callToken).
+func (s *Store) call(ctx context.Context, fn *function, pool string, args ...any) (any, error) {
+	return s.fcall(ctx, fn, keysOf(pool), args)
+}
 
-// call runs function fn of dispatchLib on the keys of pool, loading the
-// library first where Redis does not have it (a new or restarted server,
-// a node that joined a Cluster). Its reply goes through answered
-// (wait.go), as every script call's.
-func (s *Store) call(ctx context.Context, fn, pool string, args ...any) (any, error) {
+// callToken runs a mutating function whose reply a second run could not
+// recompute, under call token tok (also among args, where the function
+// takes it): the function keeps its reply under the call's key for as
+// long as the token says (callToken, lib.lua's callPut), so that a run
+// go-redis re-sends answers as the first did. A call without a token ("")
+// keeps nothing and needs no such key.
+func (s *Store) callToken(ctx context.Context, fn *function, pool, tok string, args ...any) (any, error) {
 	keys := keysOf(pool)
-	v, err := s.c.FCall(ctx, fn, keys, args...).Result()
+	if tok != "" {
+		keys = append(keys, callKey(pool, tok))
+	}
+	return s.fcall(ctx, fn, keys, args)
+}
+
+// fcall runs fn on keys (FCALL, or FCALL_RO for a function that changes
+// nothing), loading the library first where Redis does not have it (a new
+// or restarted server, a node that joined a Cluster). Its reply goes
+// through answered (wait.go): what a read saw may be a write a failover
+// would undo.
+func (s *Store) fcall(ctx context.Context, fn *function, keys []string, args []any) (any, error) {
+	run := s.c.FCall
+	if fn.readOnly {
+		run = s.c.FCallRO
+	}
+	v, err := run(ctx, fn.fcall, keys, args...).Result()
 	if isNoFunction(err) {
-		if err := s.loadLibrary(ctx, dispatchLib); err != nil {
+		if err := s.loadLibrary(ctx, lib); err != nil {
 			return nil, err
 		}
-		v, err = s.c.FCall(ctx, fn, keys, args...).Result()
+		v, err = run(ctx, fn.fcall, keys, args...).Result()
 	}
 	return s.answered(ctx, keys[0], v, err)
 }

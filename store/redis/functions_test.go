@@ -2,10 +2,13 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/dispatcher/dispatcher/dispatch"
@@ -13,7 +16,7 @@ import (
 	"github.com/dispatcher/dispatcher/store/redis/redistest"
 )
 
-// TestFunctionLibraryReloads: a dispatch loads the dispatch library into a
+// TestFunctionLibraryReloads: a dispatch loads the library into a
 // Redis that lacks it, at first and again after FUNCTION FLUSH (a server
 // emptied behind the store's back), and the library carries a version in
 // its name, so that two versions of the dispatcher can share a Redis.
@@ -35,6 +38,12 @@ func TestFunctionLibraryReloads(t *testing.T) {
 		}
 		return names
 	}
+	if got := libs(); len(got) != 1 {
+		t.Fatalf("libraries after the pool's calls: %v, want one", got)
+	}
+	if err := c.FunctionFlush(ctx).Err(); err != nil {
+		t.Fatalf("FUNCTION FLUSH: %v", err)
+	}
 	for round := range 2 {
 		if got := libs(); len(got) != 0 {
 			t.Fatalf("round %d: libraries before a dispatch: %v, want none", round, got)
@@ -54,6 +63,62 @@ func TestFunctionLibraryReloads(t *testing.T) {
 	for _, id := range []string{"o0", "o1"} {
 		if o, err := svc.GetOrder(ctx, "p", id); err != nil || o.CompID == "" {
 			t.Fatalf("GetOrder %s: %+v, %v; want assigned", id, o, err)
+		}
+	}
+}
+
+// TestLibraryFunctions: the library Redis loads registers exactly the
+// functions of functions.go, each with its flags (no-writes for the reads
+// that FCALL_RO runs), and the metrics name each of them.
+func TestLibraryFunctions(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	m := redis.NewMetrics(reg)
+	c.AddHook(m.Hook())
+	s := redis.New(c, redis.Options{})
+	if _, err := s.GetPool(ctx, "p"); !errors.Is(err, dispatch.ErrPoolNotFound) {
+		t.Fatalf("GetPool: %v, want ErrPoolNotFound", err)
+	}
+	list, err := c.FunctionList(ctx, goredis.FunctionListQuery{}).Result()
+	if err != nil || len(list) != 1 {
+		t.Fatalf("FUNCTION LIST: %v, %v; want one library", list, err)
+	}
+	got := map[string][]string{}
+	for _, f := range list[0].Functions {
+		got[f.Name] = f.Flags
+	}
+	want := redis.Functions()
+	if len(got) != len(want) {
+		t.Errorf("the library registers %d functions, functions.go lists %d", len(got), len(want))
+	}
+	for _, f := range want {
+		flags, ok := got[f.Registered]
+		if !ok {
+			t.Errorf("function %s (%s) not registered", f.Name, f.Registered)
+			continue
+		}
+		slices.Sort(flags)
+		slices.Sort(f.Flags)
+		if !slices.Equal(flags, f.Flags) {
+			t.Errorf("function %s: flags %v, want %v", f.Name, flags, f.Flags)
+		}
+		if !strings.HasSuffix(f.Registered, strings.TrimPrefix(list[0].Name, "dispatcher")) {
+			t.Errorf("function %s registered as %s, not after library %s", f.Name, f.Registered, list[0].Name)
+		}
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fam := range families {
+		for _, mt := range fam.GetMetric() {
+			for _, l := range mt.GetLabel() {
+				if l.GetName() == "script" && l.GetValue() != "read" {
+					t.Errorf("metric %s: script %q, want read", fam.GetName(), l.GetValue())
+				}
+			}
 		}
 	}
 }

@@ -19,7 +19,7 @@ func (s *Store) Heartbeat(ctx context.Context, pool, compID string, orderCount *
 	if orderCount != nil {
 		count = strconv.FormatInt(*orderCount, 10)
 	}
-	v, err := s.run(ctx, scriptHeartbeat, pool, compID, ms(now), s.retention.Milliseconds(), count)
+	v, err := s.call(ctx, fnHeartbeat, pool, compID, ms(now), s.retention.Milliseconds(), count)
 	if err != nil {
 		return dispatch.Scale{}, translate(err, pool)
 	}
@@ -52,7 +52,7 @@ func (s *Store) Fail(ctx context.Context, req dispatch.FailRequest) (dispatch.Fa
 	if err != nil {
 		return dispatch.FailResult{}, err
 	}
-	v, err := s.runCall(ctx, scriptFail, req.Pool, tok, args...)
+	v, err := s.callToken(ctx, fnFail, req.Pool, tok, args...)
 	if err != nil {
 		return dispatch.FailResult{}, translate(err, req.Pool)
 	}
@@ -82,7 +82,7 @@ func (s *Store) Tick(ctx context.Context, req dispatch.TickRequest) (dispatch.Ti
 	if err != nil {
 		return dispatch.TickResult{}, err
 	}
-	v, err := s.run(ctx, scriptTick, req.Pool, args...)
+	v, err := s.call(ctx, fnTick, req.Pool, args...)
 	if err != nil {
 		return dispatch.TickResult{}, translate(err, req.Pool)
 	}

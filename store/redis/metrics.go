@@ -2,8 +2,6 @@ package redis
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"net"
 	"strings"
@@ -17,32 +15,14 @@ import (
 // script takes and which calls fail, observed by a go-redis hook on the
 // client (Metrics.Hook), so the store's code is unchanged by it.
 //
-// Labels are bounded: script is one of the store's script names (below) or
-// "unknown"; call is a script name, a command of the pool list or the
+// Labels are bounded: script is the name of one of the library's functions
+// (functions.go) or "unknown"; call is a script name, a command of the pool list or the
 // readiness check, "pipeline" or "other"; code is one of the codes of
 // errorCode.
 type Metrics struct {
 	scripts *prometheus.HistogramVec
 	errors  *prometheus.CounterVec
-	names   map[string]string // script SHA1 or function name → name
-}
-
-// scriptNames names the scripts in the metrics, after their main file.
-var scriptNames = map[*goredis.Script]string{
-	scriptPoolPut:     "pool_put",
-	scriptPoolDel:     "pool_del",
-	scriptRingBuild:   "ring_build",
-	scriptScalePut:    "scale_put",
-	scriptScaleDel:    "scale_del",
-	scriptScalesList:  "scales_list",
-	scriptFinish:      "finish",
-	scriptReassign:    "reassign",
-	scriptFail:        "fail",
-	scriptTick:        "tick",
-	scriptHeartbeat:   "heartbeat",
-	scriptScaleOrders: "scale_orders",
-	scriptRead:        "read",
-	scriptWatch:       "watch",
+	names   map[string]string // function's registered name → name
 }
 
 // NewMetrics registers the store's collectors on reg and returns them. It
@@ -62,13 +42,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "dispatcher_redis_errors_total",
 			Help: "Redis calls of the store that failed (domain answers such as an unknown pool excluded), by call and error code.",
 		}, []string{"call", "code"}),
-		names: make(map[string]string, len(scriptNames)),
+		names: make(map[string]string, len(lib.fns)),
 	}
-	for sc, name := range scriptNames {
-		m.names[sc.Hash()] = name
-	}
-	for fn, name := range functionScriptName {
-		m.names[fn] = name
+	for _, fn := range lib.fns {
+		m.names[fn.fcall] = fn.name
 	}
 	for _, c := range []prometheus.Collector{m.scripts, m.errors} {
 		if err := reg.Register(c); err != nil {
@@ -162,21 +139,17 @@ func (m *Metrics) scriptName(cmd goredis.Cmder) string {
 	if len(args) < 2 {
 		return ""
 	}
-	var sha string
 	switch cmd.Name() {
-	case "evalsha", "evalsha_ro", "fcall":
-		sha, _ = args[1].(string) // a function's name for FCALL
-	case "eval", "eval_ro":
-		src, _ := args[1].(string)
-		h := sha1.Sum([]byte(src))
-		sha = hex.EncodeToString(h[:])
-	default:
-		return ""
+	case "fcall", "fcall_ro":
+		fn, _ := args[1].(string)
+		if name, ok := m.names[fn]; ok {
+			return name
+		}
+		return "unknown"
+	case "evalsha", "evalsha_ro", "eval", "eval_ro":
+		return "unknown"
 	}
-	if name, ok := m.names[sha]; ok {
-		return name
-	}
-	return "unknown"
+	return ""
 }
 
 // commandLabel bounds the call label of a command that is not a script:

@@ -2,9 +2,6 @@ package redis_test
 
 import (
 	"context"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"slices"
 	"strings"
 	"testing"
@@ -17,32 +14,6 @@ import (
 	"github.com/dispatcher/dispatcher/store/redis"
 	"github.com/dispatcher/dispatcher/store/redis/redistest"
 )
-
-// TestMetricsNameEveryScript: every script of scripts.go has a metric
-// name, so none is reported as "unknown".
-func TestMetricsNameEveryScript(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "scripts.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var vars []string
-	ast.Inspect(f, func(n ast.Node) bool {
-		if vs, ok := n.(*ast.ValueSpec); ok && len(vs.Values) == 1 {
-			if call, ok := vs.Values[0].(*ast.CallExpr); ok {
-				if fn, ok := call.Fun.(*ast.Ident); ok && fn.Name == "loadScript" {
-					vars = append(vars, vs.Names[0].Name)
-				}
-			}
-		}
-		return true
-	})
-	names := redis.ScriptNames()
-	slices.Sort(names)
-	if len(slices.Compact(names)) != len(vars) {
-		t.Errorf("scripts.go loads %d scripts (%v), metrics.go names %d (%v): name each in scriptNames",
-			len(vars), vars, len(names), names)
-	}
-}
 
 // TestMetricsHook: the hook times each script by name, counts failed
 // calls by code, and leaves the store's domain answers out of the errors.

@@ -11,7 +11,7 @@ import (
 // GetOrder returns an order: ErrPoolNotFound, ErrOrderNotFound (also for
 // one whose retention has passed at now, not yet swept), ErrUnavailable.
 func (s *Store) GetOrder(ctx context.Context, pool, orderID string, now time.Time) (dispatch.Order, error) {
-	v, err := s.read(ctx, scriptRead, pool, "order", orderID, ms(now), s.retention.Milliseconds())
+	v, err := s.call(ctx, fnRead, pool, "order", orderID, ms(now), s.retention.Milliseconds())
 	if err != nil {
 		return dispatch.Order{}, translate(err, pool)
 	}
@@ -49,7 +49,7 @@ func (s *Store) Cancel(ctx context.Context, pool, orderID string, now time.Time)
 
 // finish runs finish.lua with args, under call token tok ("" none).
 func (s *Store) finish(ctx context.Context, pool, tok string, ids []string, args []any) ([]dispatch.Order, int, error) {
-	v, err := s.runCall(ctx, scriptFinish, pool, tok, args...)
+	v, err := s.callToken(ctx, fnFinish, pool, tok, args...)
 	if err != nil {
 		return nil, 0, translate(err, pool)
 	}

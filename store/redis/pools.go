@@ -45,7 +45,7 @@ func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec
 		}
 		tok := callToken(ctx)
 		var err error
-		v, err = s.runCall(ctx, scriptPoolPut, name, tok, ms(now), s.retention.Milliseconds(), tok, strategy, slowStart, version, ringInScript,
+		v, err = s.callToken(ctx, fnPoolPut, name, tok, ms(now), s.retention.Milliseconds(), tok, strategy, slowStart, version, ringInScript,
 			health[0], health[1], health[2], health[3], health[4])
 		// A Scale came or went between the last step of the ring and the
 		// switch, in a pool too large to place its ring in the switch.
@@ -81,7 +81,7 @@ func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec
 
 // GetPool returns the pool: ErrPoolNotFound, ErrUnavailable.
 func (s *Store) GetPool(ctx context.Context, name string) (dispatch.Pool, error) {
-	v, err := s.read(ctx, scriptRead, name, "pool", "")
+	v, err := s.call(ctx, fnRead, name, "pool", "")
 	if err != nil {
 		return dispatch.Pool{}, translate(err, name)
 	}
@@ -192,7 +192,7 @@ func (s *Store) readPools(ctx context.Context, names []string) ([]dispatch.Pool,
 // DeletePool removes the pool and all its state: ErrPoolNotFound,
 // ErrUnavailable.
 func (s *Store) DeletePool(ctx context.Context, name string) error {
-	if _, err := s.run(ctx, scriptPoolDel, name, token()); err != nil {
+	if _, err := s.call(ctx, fnPoolDel, name, token()); err != nil {
 		return translate(err, name)
 	}
 	if err := s.listCmd(ctx, s.c.ZRem(ctx, poolsKey, name).Err()); err != nil {

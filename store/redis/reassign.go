@@ -23,7 +23,7 @@ func (s *Store) Reassign(ctx context.Context, req dispatch.ReassignRequest) ([]d
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.runCall(ctx, scriptReassign, req.Pool, tok, args...)
+	v, err := s.callToken(ctx, fnReassign, req.Pool, tok, args...)
 	if err != nil {
 		return nil, translate(err, req.Pool)
 	}
@@ -58,7 +58,7 @@ func (s *Store) ListScaleOrders(ctx context.Context, pool, compID string, p disp
 		}
 		chunk, after = c, id
 	}
-	v, err := s.read(ctx, scriptScaleOrders, pool, compID, limit, chunk, after)
+	v, err := s.call(ctx, fnScaleOrders, pool, compID, limit, chunk, after)
 	if err != nil {
 		return nil, "", translate(err, pool)
 	}

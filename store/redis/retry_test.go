@@ -23,17 +23,17 @@ func TestRetriedScriptsApplyOnce(t *testing.T) {
 	srv, px, st, svc := proxiedService(t)
 	ctx := context.Background()
 	direct := newClient(t, srv)
-	lost, runs := int64(0), evalshaCalls(t, direct)
+	lost, runs := int64(0), fcallCalls(t, direct)
 	retried := func(what string) {
 		t.Helper()
 		lost++
 		if got := px.Dropped(); got != lost {
 			t.Fatalf("%s: %d replies lost, want %d", what, got, lost)
 		}
-		// Proof that the script ran twice: Redis counted two EVALSHA (or FCALL).
-		now := evalshaCalls(t, direct)
+		// Proof that the script ran twice: Redis counted two FCALLs.
+		now := fcallCalls(t, direct)
 		if now-runs != 2 {
-			t.Fatalf("%s: Redis ran %d EVALSHA, want 2 (the call and go-redis's retry)", what, now-runs)
+			t.Fatalf("%s: Redis ran %d FCALLs, want 2 (the call and go-redis's retry)", what, now-runs)
 		}
 		runs = now
 	}
@@ -89,7 +89,7 @@ func TestRetriedScriptsApplyOnce(t *testing.T) {
 		}
 		batches, orders = append(batches, r.Batch), append(orders, "m0-1")
 	}
-	runs = evalshaCalls(t, direct)
+	runs = fcallCalls(t, direct)
 	px.DropNext(1)
 	many := st.DispatchMany(ctx, []dispatch.DispatchRequest{req("m1", "m1-1", "m1-2"), req("m2", "m2-1"), req("m3", "m3-1", "m1-2")})
 	retried("DispatchMany")
@@ -144,7 +144,7 @@ func TestRetriedScriptsApplyOnce(t *testing.T) {
 	if err != nil || d.Outstanding == 0 {
 		t.Fatalf("GetScale D: %d outstanding, %v; the test needs some", d.Outstanding, err)
 	}
-	runs = evalshaCalls(t, direct)
+	runs = fcallCalls(t, direct)
 	px.DropNext(1)
 	moves, err := st.Reassign(ctx, dispatch.ReassignRequest{Pool: "p", CompID: "D", Now: time.Now(),
 		Rand: make([]uint64, 2*d.Outstanding), MaxCost: dispatch.DefaultMaxCost})
@@ -168,13 +168,13 @@ func TestRetriedScriptsApplyOnce(t *testing.T) {
 }
 
 // proxiedService starts a redis-server behind a proxy that can lose or hold
-// the replies of EVALSHA, and returns them with a Store that talks through
+// the replies of FCALL, and returns them with a Store that talks through
 // the proxy (a client of NewClient) and a Service over it, its scripts
 // loaded.
 func proxiedService(t testing.TB) (*redistest.Server, *redistest.Proxy, *redis.Store, *dispatch.Service) {
 	t.Helper()
 	srv := redistest.Start(t)
-	px := redistest.NewProxy(t, srv.Addr(), "evalsha|fcall")
+	px := redistest.NewProxy(t, srv.Addr(), "fcall")
 	c, err := redis.NewClient("redis://"+px.Addr(), "single")
 	if err != nil {
 		t.Fatal(err)
@@ -186,11 +186,11 @@ func proxiedService(t testing.TB) (*redistest.Server, *redistest.Proxy, *redis.S
 	return srv, px, st, svc
 }
 
-// evalshaCalls returns how many EVALSHA and FCALL commands (the dispatch
-// library's) Redis has run.
-func evalshaCalls(t testing.TB, c goredis.UniversalClient) int64 {
+// fcallCalls returns how many FCALL commands (the library's mutating
+// functions) Redis has run.
+func fcallCalls(t testing.TB, c goredis.UniversalClient) int64 {
 	t.Helper()
-	return commandStat(t, c, "calls", "evalsha", "fcall")
+	return commandStat(t, c, "calls", "fcall")
 }
 
 // commandStat sums field (calls, usec) of INFO commandstats over the
@@ -311,7 +311,7 @@ func TestDispatchWithoutAnswerIsIndeterminate(t *testing.T) {
 // IndeterminateError naming the batch, which was applied.
 func TestDroppedWithoutRetryIsIndeterminate(t *testing.T) {
 	srv := redistest.Start(t)
-	px := redistest.NewProxy(t, srv.Addr(), "evalsha|fcall")
+	px := redistest.NewProxy(t, srv.Addr(), "fcall")
 	c := goredis.NewClient(&goredis.Options{Addr: px.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = c.Close() })
 	st := redis.New(c, redis.Options{})
@@ -409,8 +409,8 @@ func mustPool(t testing.TB, svc *dispatch.Service, pool string, compIDs ...strin
 	}
 }
 
-// warmUp runs every script once, so that Redis has them all and a lost
-// reply hits a script that ran, not a NOSCRIPT answer.
+// warmUp runs every kind of call once, so that Redis has the library and a
+// lost reply hits a function that ran, not a "Function not found" answer.
 func warmUp(t testing.TB, svc *dispatch.Service) {
 	t.Helper()
 	ctx := context.Background()

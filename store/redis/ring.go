@@ -38,7 +38,7 @@ var errRingChurn = fmt.Errorf("%w: the pool's Scales kept changing while its con
 func (s *Store) buildRing(ctx context.Context, pool string) (string, error) {
 	scales := 0
 	for range ringAttempts {
-		v, err := s.run(ctx, scriptRingBuild, pool, "start")
+		v, err := s.call(ctx, fnRingBuild, pool, "start")
 		if se, ok := asScriptError(err); ok && se.code == "NOPOOL" {
 			return "", nil // PutPool creates it, without Scales
 		}
@@ -66,7 +66,7 @@ func (s *Store) buildRing(ctx context.Context, pool string) (string, error) {
 					args = append(args, p)
 				}
 			}
-			v, err := s.run(ctx, scriptRingBuild, pool, args...)
+			v, err := s.call(ctx, fnRingBuild, pool, args...)
 			if err != nil {
 				return "", translate(err, pool)
 			}

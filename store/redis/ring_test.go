@@ -205,7 +205,7 @@ func (h *cancelAfterSteps) ProcessPipelineHook(next goredis.ProcessPipelineHook)
 func (h *cancelAfterSteps) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
 		err := next(ctx, cmd)
-		// EVALSHA sha numkeys key… step: the step follows the keys.
+		// FCALL function numkeys key… step: the step follows the keys.
 		args := cmd.Args()
 		at := 3
 		if len(args) > 2 {

@@ -31,7 +31,7 @@ func (s *Store) PutScale(ctx context.Context, pool, compID string, spec dispatch
 		}
 	}
 	tok := callToken(ctx)
-	v, err := s.runCall(ctx, scriptScalePut, pool, tok, compID, ms(now), s.retention.Milliseconds(), tok,
+	v, err := s.callToken(ctx, fnScalePut, pool, tok, compID, ms(now), s.retention.Milliseconds(), tok,
 		opt(spec.Weight), state, opt(spec.MaxOrders), opt(spec.OrderCount), s.maxScales)
 	if err != nil {
 		return dispatch.Scale{}, false, translate(err, pool)
@@ -47,7 +47,7 @@ func (s *Store) PutScale(ctx context.Context, pool, compID string, spec dispatch
 // GetScale returns the Scale: ErrPoolNotFound, ErrScaleNotFound,
 // ErrUnavailable.
 func (s *Store) GetScale(ctx context.Context, pool, compID string) (dispatch.Scale, error) {
-	v, err := s.read(ctx, scriptRead, pool, "scale", compID)
+	v, err := s.call(ctx, fnRead, pool, "scale", compID)
 	if err != nil {
 		return dispatch.Scale{}, translate(err, pool)
 	}
@@ -71,7 +71,7 @@ func (s *Store) ListScales(ctx context.Context, pool string, p dispatch.Page) ([
 		}
 		count, after = strconv.FormatInt(n, 10), id
 	}
-	v, err := s.read(ctx, scriptScalesList, pool, limit, count, after)
+	v, err := s.call(ctx, fnScalesList, pool, limit, count, after)
 	if err != nil {
 		return nil, "", translate(err, pool)
 	}
@@ -128,7 +128,7 @@ func (s *Store) DeleteScale(ctx context.Context, pool, compID string, force bool
 		f = "1"
 	}
 	tok := callToken(ctx)
-	_, err := s.runCall(ctx, scriptScaleDel, pool, tok, compID, ms(now), s.retention.Milliseconds(), tok, f)
+	_, err := s.callToken(ctx, fnScaleDel, pool, tok, compID, ms(now), s.retention.Milliseconds(), tok, f)
 	if err != nil {
 		return translate(err, pool)
 	}

@@ -40,19 +40,12 @@ type Options struct {
 // *goredis.Client, a *goredis.ClusterClient or any goredis.UniversalClient
 // fits.
 type Client interface {
-	// The goredis.Scripter methods, which goredis.Script runs scripts with.
-	Eval(ctx context.Context, script string, keys []string, args ...any) *goredis.Cmd
-	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *goredis.Cmd
-	EvalRO(ctx context.Context, script string, keys []string, args ...any) *goredis.Cmd
-	EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *goredis.Cmd
-	ScriptExists(ctx context.Context, hashes ...string) *goredis.BoolSliceCmd
-	ScriptLoad(ctx context.Context, script string) *goredis.StringCmd
-
-	// The dispatch library (functions.go).
+	// The store's function library (functions.go).
 	FCall(ctx context.Context, function string, keys []string, args ...any) *goredis.Cmd
+	FCallRO(ctx context.Context, function string, keys []string, args ...any) *goredis.Cmd
 	FunctionLoad(ctx context.Context, code string) *goredis.StringCmd
 
-	// The pool list, which spans slots and so is kept outside the scripts.
+	// The pool list, which spans slots and so is kept outside the library.
 	ZAdd(ctx context.Context, key string, members ...goredis.Z) *goredis.IntCmd
 	ZRem(ctx context.Context, key string, members ...any) *goredis.IntCmd
 	ZRangeArgs(ctx context.Context, z goredis.ZRangeArgs) *goredis.StringSliceCmd

@@ -82,10 +82,10 @@ func hashTag(key string) string {
 // answers from, a write's or a read's, a result or a domain error (an
 // order that exists, a pool that does not), is released only once
 // WaitReplicas replicas of the primary that gave it have acknowledged
-// everything that primary had done when it replied. run, runCall, read and
-// call (scripts.go, functions.go) pass every script call through answered,
+// everything that primary had done when it replied. fcall (functions.go),
+// under call and callToken, passes every function call through answered,
 // and the commands on the pool list do the same, so a method added later
-// that calls a script gets the WAIT without a line of its own: the
+// that calls a function gets the WAIT without a line of its own: the
 // heartbeats, failure reports and ejections of Scale health, any
 // background job. A method that talks to Redis another way must call
 // answered itself.

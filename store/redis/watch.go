@@ -12,7 +12,7 @@ import (
 // edge lowest and highest and a histogram of all in buckets buckets.
 // ErrPoolNotFound, ErrUnavailable.
 func (s *Store) Snapshot(ctx context.Context, pool string, edge, buckets int) (dispatch.Snapshot, error) {
-	v, err := s.read(ctx, scriptWatch, pool, edge, buckets)
+	v, err := s.call(ctx, fnWatch, pool, edge, buckets)
 	if err != nil {
 		return dispatch.Snapshot{}, translate(err, pool)
 	}

@@ -2,7 +2,7 @@
 -- hand an order to a Scale.
 --
 -- KEYS: the pool's keys (lib.lua), then the call's key.
--- ARGV: 1 orderId, 2 compId, 3 nowMs, 4 retentionMs, 5 cost cap (as
+-- A: 1 orderId, 2 compId, 3 nowMs, 4 retentionMs, 5 cost cap (as
 --   dispatch.lua), 6 call token, 7 the random numbers of the order (two, in
 --   14 hex digits each).
 -- Reply: {moved, counted, ejected (each 1/0), the order as orderView shows
@@ -19,70 +19,72 @@
 -- lib.lua's getScale) and comes back after it. Then the report counts
 -- against the Scale unless it is ejected, and may eject it.
 
-local oid, comp, now, ret, maxCost, tok = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
-if not poolExists() then return fail('NOPOOL') end
-local prior = callGet(tok)
-if prior then return split(prior, '|', 4) end
-local ord = getOrder(oid)
-if not ord or not live(ord, now, ret) then return fail('NOORDER', oid) end
-if ord.st ~= 'a' or ord.comp ~= comp then return {0, 0, 0, orderView(ord)} end
-local opts = healthOpts()
-settleDue(now, opts, nil)
-local src = getScale(comp)
+local function failReport(A)
+  local oid, comp, now, ret, maxCost, tok = A[1], A[2], tonumber(A[3]), tonumber(A[4]), tonumber(A[5]), A[6]
+  if not poolExists() then return fail('NOPOOL') end
+  local prior = callGet(tok)
+  if prior then return split(prior, '|', 4) end
+  local ord = getOrder(oid)
+  if not ord or not live(ord, now, ret) then return fail('NOORDER', oid) end
+  if ord.st ~= 'a' or ord.comp ~= comp then return {0, 0, 0, orderView(ord)} end
+  local opts = healthOpts()
+  settleDue(now, opts, nil)
+  local src = getScale(comp)
 
--- The reported Scale steps out of the eligible Scales for the pick.
-local away = copyScale(src)
-away.ex = true
-saveScale(comp, src, away)
-flushAgg()
-K.away = comp
-local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
-local strategy, unlimited, room = meta[1], tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
-local function back()
-  K.away = nil
-  saveScale(comp, away, src)
+  -- The reported Scale steps out of the eligible Scales for the pick.
+  local away = copyScale(src)
+  away.ex = true
+  saveScale(comp, src, away)
   flushAgg()
-end
-if unlimited == 0 and room == 0 then
-  back()
-  return fail('NOELIG', 'none')
-end
-local function rnd()
-  return tonumber(string.sub(ARGV[7], 1, 14), 16) or 0, tonumber(string.sub(ARGV[7], 15, 28), 16) or 0
-end
-local function hashKey()
-  if ord.key == '' then return oid end
-  return ord.key
-end
-local plan, failed = planAssign(strategy, 1, false, room, now, maxCost, rnd, hashKey)
-if not plan then
-  back()
-  return failed
-end
-K.away = nil
+  K.away = comp
+  local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
+  local strategy, unlimited, room = meta[1], tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
+  local function back()
+    K.away = nil
+    saveScale(comp, away, src)
+    flushAgg()
+  end
+  if unlimited == 0 and room == 0 then
+    back()
+    return fail('NOELIG', 'none')
+  end
+  local function rnd()
+    return tonumber(string.sub(A[7], 1, 14), 16) or 0, tonumber(string.sub(A[7], 15, 28), 16) or 0
+  end
+  local function hashKey()
+    if ord.key == '' then return oid end
+    return ord.key
+  end
+  local plan, failed = planAssign(strategy, 1, false, room, now, maxCost, rnd, hashKey)
+  if not plan then
+    back()
+    return failed
+  end
+  K.away = nil
 
-local to = plan.comps[1]
-ownDrop(comp, tonumber(ord.chunk, 16), oid)
-local chunkOf, ownKV = ownAppend(plan.comps, plan.first, 1, {oid})
-hsetMany(K.own, ownKV)
-ord.comp, ord.chunk, ord.mv = to, chunkOf[1], ord.mv + 1
-redis.call('HSET', K.orders, oid, encOrder(ord))
-countUp('moved', 1)
-saveAssigned(plan.first, plan.cur, plan.eligDone)
+  local to = plan.comps[1]
+  ownDrop(comp, tonumber(ord.chunk, 16), oid)
+  local chunkOf, ownKV = ownAppend(plan.comps, plan.first, 1, {oid})
+  hsetMany(K.own, ownKV)
+  ord.comp, ord.chunk, ord.mv = to, chunkOf[1], ord.mv + 1
+  redis.call('HSET', K.orders, oid, encOrder(ord))
+  countUp('moved', 1)
+  saveAssigned(plan.first, plan.cur, plan.eligDone)
 
-local c = copyScale(src)
-c.out = c.out - 1
-local counted, ejected = 0, 0
-if failureCounts(c, now) then
-  counted = 1
-  countUp('failed', 1)
-  if countFailure(c, now, opts) then ejected = 1 end
-  settle(comp, c, now, opts)
+  local c = copyScale(src)
+  c.out = c.out - 1
+  local counted, ejected = 0, 0
+  if failureCounts(c, now) then
+    counted = 1
+    countUp('failed', 1)
+    if countFailure(c, now, opts) then ejected = 1 end
+    settle(comp, c, now, opts)
+  end
+  saveScale(comp, away, c)
+  flushAgg()
+
+  local reply = {1, counted, ejected, orderView(ord)}
+  callPut(tok, table.concat(reply, '|'))
+  sweep(now, ret)
+  return reply
 end
-saveScale(comp, away, c)
-flushAgg()
-
-local reply = {1, counted, ejected, orderView(ord)}
-callPut(tok, table.concat(reply, '|'))
-sweep(now, ret)
-return reply

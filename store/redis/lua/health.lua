@@ -1,7 +1,6 @@
 -- health.lua: Scale health (DESIGN §8), a port of dispatch/health.go and
--- dispatch/healthstore.go, function for function. scripts.go puts it after
--- lib.lua and own.lua in front of the scripts that settle a pool's Scales,
--- report a failure or tick.
+-- dispatch/healthstore.go, function for function, for the functions that
+-- settle a pool's Scales, report a failure or tick (functions.go).
 --
 -- The pool's options live in meta: ht heartbeatTimeout ms (absent: 0,
 -- off), ls leasesSince ms, ol onLapse (absent: hold), mf maxFails (absent:

@@ -1,5 +1,5 @@
--- lib.lua: the helpers every script shares. scripts.go puts this file in
--- front of each script, so it is not a script by itself.
+-- lib.lua: the helpers every function shares, the first file of the
+-- library (functions.go).
 --
 -- KEYS (every script gets all keys of one pool, in this order; see doc.go):
 --   1 meta  2 scales  3 load  4 elig  5 orders  6 own  7 batches  8 idem

@@ -1,6 +1,5 @@
 -- own.lua: the Scales' own indexes and what a batch's picks change in the
--- Scales. scripts.go puts it right after lib.lua in front of every script,
--- so it is not a script by itself.
+-- Scales. It follows lib.lua in the library (functions.go).
 
 -- The own index of a Scale lists its outstanding orders, oldest first, in
 -- chunks. Field compId holds the tail, "ct|cl|p|id,id,…,": ct the number of

@@ -1,7 +1,7 @@
 -- pool_del.lua: remove a pool and all its state.
 --
 -- KEYS: the pool's keys (lib.lua).
--- ARGV: 1 call token.
+-- A: 1 call token.
 -- Reply: 1. Errors: DISPATCH NOPOOL.
 --
 -- UNLINK frees the values in a background thread, so a pool of millions of
@@ -9,13 +9,15 @@
 -- minute, so that a call go-redis re-sends after a lost reply succeeds
 -- instead of finding no pool.
 
-local tok = ARGV[1]
-if not poolExists() then
-  if tok ~= '' and redis.call('GET', K.gone) == tok then return 1 end
-  return fail('NOPOOL')
+local function poolDel(A)
+  local tok = A[1]
+  if not poolExists() then
+    if tok ~= '' and redis.call('GET', K.gone) == tok then return 1 end
+    return fail('NOPOOL')
+  end
+  redis.call('UNLINK', K.meta, K.scales, K.load, K.elig, K.orders, K.own, K.batches,
+    K.idem, K.oexp, K.bexp, K.iexp, K.strat, K.tmp, K.bref, K.lex, K.ring, K.lease, K.lapsed,
+    K.ejq, K.lapq, K.journal)
+  if tok ~= '' then redis.call('SET', K.gone, tok, 'PX', 60000) end
+  return 1
 end
-redis.call('UNLINK', K.meta, K.scales, K.load, K.elig, K.orders, K.own, K.batches,
-  K.idem, K.oexp, K.bexp, K.iexp, K.strat, K.tmp, K.bref, K.lex, K.ring, K.lease, K.lapsed,
-  K.ejq, K.lapq, K.journal)
-if tok ~= '' then redis.call('SET', K.gone, tok, 'PX', 60000) end
-return 1

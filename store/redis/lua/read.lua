@@ -1,7 +1,7 @@
 -- read.lua: read one thing of a pool; changes nothing.
 --
 -- KEYS: the pool's keys (lib.lua).
--- ARGV: 1 what, 2 id, then for 'order' 3 nowMs, 4 retentionMs, for
+-- A: 1 what, 2 id, then for 'order' 3 nowMs, 4 retentionMs, for
 --   'batch' 3 nowMs (a record past its time then reads as absent):
 --   'pool'  -> {strategy, slowStart ms, createdAt ms, Scales, then the
 --              health options (health.lua) ht, ls, ol, mf, fw, et, each
@@ -12,24 +12,26 @@
 --   'table' -> {compId, orderCount, ...} of the eligible Scales, sorted
 -- Errors: DISPATCH NOPOOL.
 
-local what, id = ARGV[1], ARGV[2]
-if not poolExists() then return fail('NOPOOL') end
-if what == 'pool' then
-  local m = redis.call('HMGET', K.meta, 's', 'ss', 'c', 'ht', 'ls', 'ol', 'mf', 'fw', 'et')
-  return {m[1], m[2], m[3], redis.call('HLEN', K.scales), m[4], m[5], m[6], m[7], m[8], m[9]}
-elseif what == 'scale' then
-  local c = getScale(id)
-  if not c then return fail('NOSCALE', id) end
-  return scaleView(c)
-elseif what == 'order' then
-  local o = getOrder(id)
-  if not o or not live(o, tonumber(ARGV[3]), tonumber(ARGV[4])) then return fail('NOORDER', id) end
-  return orderView(o)
-elseif what == 'batch' then
-  local b = redis.call('HGET', K.batches, id)
-  if not b or not batchLive(b, tonumber(ARGV[3])) then return fail('NOBATCH', id) end
-  return b
-elseif what == 'table' then
-  return redis.call('ZRANGE', K.elig, 0, -1, 'WITHSCORES')
+local function readOne(A)
+  local what, id = A[1], A[2]
+  if not poolExists() then return fail('NOPOOL') end
+  if what == 'pool' then
+    local m = redis.call('HMGET', K.meta, 's', 'ss', 'c', 'ht', 'ls', 'ol', 'mf', 'fw', 'et')
+    return {m[1], m[2], m[3], redis.call('HLEN', K.scales), m[4], m[5], m[6], m[7], m[8], m[9]}
+  elseif what == 'scale' then
+    local c = getScale(id)
+    if not c then return fail('NOSCALE', id) end
+    return scaleView(c)
+  elseif what == 'order' then
+    local o = getOrder(id)
+    if not o or not live(o, tonumber(A[3]), tonumber(A[4])) then return fail('NOORDER', id) end
+    return orderView(o)
+  elseif what == 'batch' then
+    local b = redis.call('HGET', K.batches, id)
+    if not b or not batchLive(b, tonumber(A[3])) then return fail('NOBATCH', id) end
+    return b
+  elseif what == 'table' then
+    return redis.call('ZRANGE', K.elig, 0, -1, 'WITHSCORES')
+  end
+  return fail('INVALID', what)
 end
-return fail('INVALID', what)

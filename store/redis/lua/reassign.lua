@@ -3,7 +3,7 @@
 -- those orders (oldest first) would be assigned.
 --
 -- KEYS: the pool's keys (lib.lua).
--- ARGV: 1 compId, 2 nowMs, 3 retentionMs, 4 cost cap (as dispatch.lua),
+-- A: 1 compId, 2 nowMs, 3 retentionMs, 4 cost cap (as dispatch.lua),
 --   5 call token, 6 the random numbers: one string of 14-hex-digit
 --   integers, two per order in order of assignment (numbers it lacks count
 --   as 0).
@@ -17,72 +17,74 @@
 -- more; it goes to the tail of its new Scale's own index. Validation reads
 -- only; the first write comes after every check has passed.
 
-local from, now, ret, maxCost, tok = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
-local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
-if not meta[1] then return fail('NOPOOL') end
-local prior = callGet(tok)
-if prior then
-  return split(prior, ',')
-end
-if settleDue(now, healthOpts(), nil) > 0 then meta = redis.call('HMGET', K.meta, 's', 'u', 'r') end
-local src = getScale(from)
-if not src then return fail('NOSCALE', from) end
-if src.st ~= 'x' then
-  local names = {a = 'active', d = 'draining', x = 'down'}
-  return fail('SCALESTATE', from .. ' ' .. (names[src.st] or src.st))
-end
+local function reassign(A)
+  local from, now, ret, maxCost, tok = A[1], tonumber(A[2]), tonumber(A[3]), tonumber(A[4]), A[5]
+  local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
+  if not meta[1] then return fail('NOPOOL') end
+  local prior = callGet(tok)
+  if prior then
+    return split(prior, ',')
+  end
+  if settleDue(now, healthOpts(), nil) > 0 then meta = redis.call('HMGET', K.meta, 's', 'u', 'r') end
+  local src = getScale(from)
+  if not src then return fail('NOSCALE', from) end
+  if src.st ~= 'x' then
+    local names = {a = 'active', d = 'draining', x = 'down'}
+    return fail('SCALESTATE', from .. ' ' .. (names[src.st] or src.st))
+  end
 
--- The Scale's outstanding orders, oldest first, from its own index.
-local ids, recs = {}, {}
-local read = ownOutstanding(from, function(oid, o)
-  ids[#ids + 1] = oid
-  recs[#recs + 1] = o
-end)
-local n = #ids
-if n == 0 then -- (a re-send finds nothing to move either: no reply to keep)
+  -- The Scale's outstanding orders, oldest first, from its own index.
+  local ids, recs = {}, {}
+  local read = ownOutstanding(from, function(oid, o)
+    ids[#ids + 1] = oid
+    recs[#recs + 1] = o
+  end)
+  local n = #ids
+  if n == 0 then -- (a re-send finds nothing to move either: no reply to keep)
+    sweep(now, ret)
+    return {}
+  end
+  if redis.call('ZCARD', K.elig) == 0 then return fail('NOELIG', 'none') end
+  local unlimited, room = tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
+  if unlimited == 0 and room < n then return fail('NOELIG', fmt(room)) end
+  local strategy = meta[1]
+
+  local function rnd(i)
+    local s, at = A[6], (i - 1) * 28
+    return tonumber(string.sub(s, at + 1, at + 14), 16) or 0,
+      tonumber(string.sub(s, at + 15, at + 28), 16) or 0
+  end
+  local function hashKey(i)
+    local k = recs[i].key
+    if k == '' then return ids[i] end
+    return k
+  end
+
+  local plan, failed = planAssign(strategy, n, false, room, now, maxCost, rnd, hashKey)
+  if not plan then return failed end
+  local comps, cur, first = plan.comps, plan.cur, plan.first
+
+  local chunkOf, ownKV = ownAppend(comps, first, n, ids)
+  ownClear(from, read)
+  hsetMany(K.own, ownKV)
+
+  local okv, reply = {}, {}
+  for i = 1, n do
+    local o = recs[i]
+    o.comp, o.chunk, o.mv = comps[i], chunkOf[i], o.mv + 1
+    okv[#okv + 1] = ids[i]
+    okv[#okv + 1] = encOrder(o)
+    reply[#reply + 1] = ids[i]
+    reply[#reply + 1] = comps[i]
+  end
+  hsetMany(K.orders, okv)
+  saveAssigned(first, cur, plan.eligDone)
+  local nsrc = copyScale(src)
+  nsrc.out = nsrc.out - n
+  saveScale(from, src, nsrc)
+  flushAgg()
+  countUp('moved', n)
+  callPut(tok, table.concat(reply, ','))
   sweep(now, ret)
-  return {}
+  return reply
 end
-if redis.call('ZCARD', K.elig) == 0 then return fail('NOELIG', 'none') end
-local unlimited, room = tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
-if unlimited == 0 and room < n then return fail('NOELIG', fmt(room)) end
-local strategy = meta[1]
-
-local function rnd(i)
-  local s, at = ARGV[6], (i - 1) * 28
-  return tonumber(string.sub(s, at + 1, at + 14), 16) or 0,
-    tonumber(string.sub(s, at + 15, at + 28), 16) or 0
-end
-local function hashKey(i)
-  local k = recs[i].key
-  if k == '' then return ids[i] end
-  return k
-end
-
-local plan, failed = planAssign(strategy, n, false, room, now, maxCost, rnd, hashKey)
-if not plan then return failed end
-local comps, cur, first = plan.comps, plan.cur, plan.first
-
-local chunkOf, ownKV = ownAppend(comps, first, n, ids)
-ownClear(from, read)
-hsetMany(K.own, ownKV)
-
-local okv, reply = {}, {}
-for i = 1, n do
-  local o = recs[i]
-  o.comp, o.chunk, o.mv = comps[i], chunkOf[i], o.mv + 1
-  okv[#okv + 1] = ids[i]
-  okv[#okv + 1] = encOrder(o)
-  reply[#reply + 1] = ids[i]
-  reply[#reply + 1] = comps[i]
-end
-hsetMany(K.orders, okv)
-saveAssigned(first, cur, plan.eligDone)
-local nsrc = copyScale(src)
-nsrc.out = nsrc.out - n
-saveScale(from, src, nsrc)
-flushAgg()
-countUp('moved', n)
-callPut(tok, table.concat(reply, ','))
-sweep(now, ret)
-return reply

@@ -1,6 +1,6 @@
 -- ring.lua: the consistent-hash ring of balancing.Ring, kept in ZSET ring
--- while the pool's strategy is consistent-hash. scripts.go puts it after
--- lib.lua in front of the scripts that register, delete and dispatch.
+-- while the pool's strategy is consistent-hash, for the functions that
+-- register, delete and dispatch (functions.go).
 --
 -- Every registered Scale, eligible or not, places VNODES points: member
 -- compId#j (j = 0 … VNODES-1 in decimal), score the first 13 hex digits of

@@ -6,39 +6,41 @@
 -- building if the ring is ready (ringReady). The caller hashes the points.
 --
 -- KEYS: the pool's keys (lib.lua).
--- ARGV: 1 step: 'start' returns the version of the pool's Scales (meta
+-- A: 1 step: 'start' returns the version of the pool's Scales (meta
 --   field sv) and empties the ring unless a build of that version began
 --   (meta field rv), so that a build cut short resumes; 'add', if the
---   version is still ARGV[2], places Scales: from ARGV[3], each compId
+--   version is still A[2], places Scales: from A[3], each compId
 --   followed by its VNODES points in order (balancing.RingPoints), a
 --   Scale no longer registered or already placed skipped.
 -- Reply: {'started', version}, {'added'}, {'stale'} (a Scale came or went:
 --   start again) or {'hashing'} (the pool already hashes: nothing to do).
 --   Errors: DISPATCH NOPOOL.
 
-if not poolExists() then return fail('NOPOOL') end
-if redis.call('HGET', K.meta, 's') == HASHED then return {'hashing'} end
-local version = redis.call('HGET', K.meta, 'sv') or '0'
-if ARGV[1] == 'start' then
-  if redis.call('HGET', K.meta, 'rv') ~= version then
-    redis.call('UNLINK', K.ring)
-    redis.call('HSET', K.meta, 'rv', version)
-  end
-  return {'started', version}
-end
-if version ~= ARGV[2] then return {'stale'} end
-local i = 3
-while i <= #ARGV do
-  local id = ARGV[i]
-  if redis.call('HEXISTS', K.scales, id) == 1 and
-      not redis.call('ZSCORE', K.ring, id .. '#' .. (VNODES - 1)) then
-    local args = {}
-    for j = 0, VNODES - 1 do
-      args[#args + 1] = ARGV[i + 1 + j]
-      args[#args + 1] = id .. '#' .. j
+local function ringBuild(A)
+  if not poolExists() then return fail('NOPOOL') end
+  if redis.call('HGET', K.meta, 's') == HASHED then return {'hashing'} end
+  local version = redis.call('HGET', K.meta, 'sv') or '0'
+  if A[1] == 'start' then
+    if redis.call('HGET', K.meta, 'rv') ~= version then
+      redis.call('UNLINK', K.ring)
+      redis.call('HSET', K.meta, 'rv', version)
     end
-    redis.call('ZADD', K.ring, unpack(args))
+    return {'started', version}
   end
-  i = i + 1 + VNODES
+  if version ~= A[2] then return {'stale'} end
+  local i = 3
+  while i <= #A do
+    local id = A[i]
+    if redis.call('HEXISTS', K.scales, id) == 1 and
+        not redis.call('ZSCORE', K.ring, id .. '#' .. (VNODES - 1)) then
+      local args = {}
+      for j = 0, VNODES - 1 do
+        args[#args + 1] = A[i + 1 + j]
+        args[#args + 1] = id .. '#' .. j
+      end
+      redis.call('ZADD', K.ring, unpack(args))
+    end
+    i = i + 1 + VNODES
+  end
+  return {'added'}
 end
-return {'added'}

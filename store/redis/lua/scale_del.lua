@@ -1,41 +1,43 @@
 -- scale_del.lua: remove a Scale; with force, cancel its outstanding orders.
 --
 -- KEYS: the pool's keys (lib.lua).
--- ARGV: 1 compId, 2 nowMs, 3 retentionMs, 4 call token, 5 force ('1'/'0').
+-- A: 1 compId, 2 nowMs, 3 retentionMs, 4 call token, 5 force ('1'/'0').
 -- Reply: the number of orders cancelled. Errors: DISPATCH NOPOOL, NOSCALE,
 --   BUSY.
 --
 -- The Scale's own index lists its outstanding orders, so force costs
 -- O(outstanding + the chunks that hold them).
 
-local id, now, ret, tok, force = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5] == '1'
-if not poolExists() then return fail('NOPOOL') end
+local function scaleDel(A)
+  local id, now, ret, tok, force = A[1], tonumber(A[2]), tonumber(A[3]), A[4], A[5] == '1'
+  if not poolExists() then return fail('NOPOOL') end
 
-local c = getScale(id)
-if not c then
-  local prior = callGet(tok)
-  if prior then return tonumber(prior) end
-  return fail('NOSCALE', id)
-end
-if c.out > 0 and not force then return fail('BUSY', id .. ' ' .. fmt(c.out)) end
+  local c = getScale(id)
+  if not c then
+    local prior = callGet(tok)
+    if prior then return tonumber(prior) end
+    return fail('NOSCALE', id)
+  end
+  if c.out > 0 and not force then return fail('BUSY', id .. ' ' .. fmt(c.out)) end
 
-local cancelled, okv, qv = 0, {}, {}
-local read = ownOutstanding(id, function(oid, o)
-  o.st, o.done = 'x', fmt(now)
-  okv[#okv + 1] = oid
-  okv[#okv + 1] = encOrder(o)
-  qv[#qv + 1] = fmt(now + ret) .. '|' .. oid
-  cancelled = cancelled + 1
-end)
-ownClear(id, read)
-hsetMany(K.orders, okv)
-for i = 1, #qv, WRITE do
-  redis.call('RPUSH', K.oexp, unpack(qv, i, math.min(i + WRITE - 1, #qv)))
+  local cancelled, okv, qv = 0, {}, {}
+  local read = ownOutstanding(id, function(oid, o)
+    o.st, o.done = 'x', fmt(now)
+    okv[#okv + 1] = oid
+    okv[#okv + 1] = encOrder(o)
+    qv[#qv + 1] = fmt(now + ret) .. '|' .. oid
+    cancelled = cancelled + 1
+  end)
+  ownClear(id, read)
+  hsetMany(K.orders, okv)
+  for i = 1, #qv, WRITE do
+    redis.call('RPUSH', K.oexp, unpack(qv, i, math.min(i + WRITE - 1, #qv)))
+  end
+  saveScale(id, c, nil)
+  ringTrack(id, false)
+  flushAgg()
+  countUp('cancelled', cancelled)
+  callPut(tok, fmt(cancelled))
+  sweepFor(now, ret, cancelled)
+  return cancelled
 end
-saveScale(id, c, nil)
-ringTrack(id, false)
-flushAgg()
-countUp('cancelled', cancelled)
-callPut(tok, fmt(cancelled))
-sweepFor(now, ret, cancelled)
-return cancelled

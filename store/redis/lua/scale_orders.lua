@@ -2,41 +2,43 @@
 -- changes nothing.
 --
 -- KEYS: the pool's keys (lib.lua).
--- ARGV: 1 compId, 2 limit, 3 cursor chunk (hexadecimal, '' for the first page),
+-- A: 1 compId, 2 limit, 3 cursor chunk (hexadecimal, '' for the first page),
 --   4 cursor order id (the last order of the previous page).
 -- Reply: {more (1/0), next chunk (hexadecimal), id, view, id, view, ...}, each
 --   view as orderView shows it. A cursor order that has left its chunk since
 --   resumes at the chunk's start. Errors: DISPATCH NOPOOL, NOSCALE.
 
-local comp, limit, cchunk, cid = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
-if not poolExists() then return fail('NOPOOL') end
-if redis.call('HEXISTS', K.scales, comp) == 0 then return fail('NOSCALE', comp) end
+local function scaleOrders(A)
+  local comp, limit, cchunk, cid = A[1], tonumber(A[2]), A[3], A[4]
+  if not poolExists() then return fail('NOPOOL') end
+  if redis.call('HEXISTS', K.scales, comp) == 0 then return fail('NOSCALE', comp) end
 
-local from, skip = nil, nil
-if cchunk ~= '' then from, skip = tonumber(cchunk, 16), cid end
-local out, got, more, last, first = {}, 0, 0, '', true
-ownChunks(comp, from, function(chunk, v)
-  local list = {}
-  for oid in string.gmatch(v, '([^,]+),') do list[#list + 1] = oid end
-  local at = 1
-  if skip and first then
-    for k, oid in ipairs(list) do
-      if oid == skip then at = k + 1; break end
+  local from, skip = nil, nil
+  if cchunk ~= '' then from, skip = tonumber(cchunk, 16), cid end
+  local out, got, more, last, first = {}, 0, 0, '', true
+  ownChunks(comp, from, function(chunk, v)
+    local list = {}
+    for oid in string.gmatch(v, '([^,]+),') do list[#list + 1] = oid end
+    local at = 1
+    if skip and first then
+      for k, oid in ipairs(list) do
+        if oid == skip then at = k + 1; break end
+      end
     end
-  end
-  first = false
-  for k = at, #list do
-    local oid = list[k]
-    local o = getOrder(oid)
-    if o and o.st == 'a' and o.comp == comp then
-      if got == limit then more = 1; return true end
-      got = got + 1
-      out[#out + 1] = oid
-      out[#out + 1] = orderView(o)
-      last = hex(chunk)
+    first = false
+    for k = at, #list do
+      local oid = list[k]
+      local o = getOrder(oid)
+      if o and o.st == 'a' and o.comp == comp then
+        if got == limit then more = 1; return true end
+        got = got + 1
+        out[#out + 1] = oid
+        out[#out + 1] = orderView(o)
+        last = hex(chunk)
+      end
     end
-  end
-end)
-table.insert(out, 1, last)
-table.insert(out, 1, more)
-return out
+  end)
+  table.insert(out, 1, last)
+  table.insert(out, 1, more)
+  return out
+end

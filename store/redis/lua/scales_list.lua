@@ -1,7 +1,7 @@
 -- scales_list.lua: one page of a pool's Scales by (orderCount, compId).
 --
 -- KEYS: the pool's keys (lib.lua).
--- ARGV: 1 limit, 2 cursor orderCount ('' for the first page), 3 cursor
+-- A: 1 limit, 2 cursor orderCount ('' for the first page), 3 cursor
 --   compId: the page starts after the Scale (orderCount, compId), whether
 --   or not it is still there.
 -- Reply: {more (1 or 0), compId, orderCount, Scale as scaleView shows it,
@@ -11,56 +11,58 @@
 -- The Scales are in two sorted sets, elig and load (getScale): the page
 -- merges the next limit + 1 of each.
 
-local limit = tonumber(ARGV[1])
-if not poolExists() then return fail('NOPOOL') end
+local function scalesList(A)
+  local limit = tonumber(A[1])
+  if not poolExists() then return fail('NOPOOL') end
 
--- from returns the first rank of ZSET z after the cursor. Ranks [lo, hi)
--- hold the cursor's count; binary search them for the first compId after
--- the cursor's, by bytes.
-local function from(z)
-  if ARGV[2] == '' then return 0 end
-  local lo = redis.call('ZCOUNT', z, '-inf', '(' .. ARGV[2])
-  local hi = redis.call('ZCOUNT', z, '-inf', ARGV[2])
-  while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    local m = redis.call('ZRANGE', z, mid, mid)[1]
-    if less(ARGV[3], m) then hi = mid else lo = mid + 1 end
+  -- from returns the first rank of ZSET z after the cursor. Ranks [lo, hi)
+  -- hold the cursor's count; binary search them for the first compId after
+  -- the cursor's, by bytes.
+  local function from(z)
+    if A[2] == '' then return 0 end
+    local lo = redis.call('ZCOUNT', z, '-inf', '(' .. A[2])
+    local hi = redis.call('ZCOUNT', z, '-inf', A[2])
+    while lo < hi do
+      local mid = math.floor((lo + hi) / 2)
+      local m = redis.call('ZRANGE', z, mid, mid)[1]
+      if less(A[3], m) then hi = mid else lo = mid + 1 end
+    end
+    return lo
   end
-  return lo
-end
 
-local fa, fb = from(K.elig), from(K.load)
-local a = redis.call('ZRANGE', K.elig, fa, fa + limit, 'WITHSCORES')
-local b = redis.call('ZRANGE', K.load, fb, fb + limit, 'WITHSCORES')
-local ids, counts = {}, {}
-local i, j = 1, 1
-while #ids <= limit and (i <= #a or j <= #b) do
-  local takeA = j > #b
-  if i <= #a and j <= #b then
-    local ca, cb = tonumber(a[i + 1]), tonumber(b[j + 1])
-    takeA = ca < cb or (ca == cb and less(a[i], b[j]))
+  local fa, fb = from(K.elig), from(K.load)
+  local a = redis.call('ZRANGE', K.elig, fa, fa + limit, 'WITHSCORES')
+  local b = redis.call('ZRANGE', K.load, fb, fb + limit, 'WITHSCORES')
+  local ids, counts = {}, {}
+  local i, j = 1, 1
+  while #ids <= limit and (i <= #a or j <= #b) do
+    local takeA = j > #b
+    if i <= #a and j <= #b then
+      local ca, cb = tonumber(a[i + 1]), tonumber(b[j + 1])
+      takeA = ca < cb or (ca == cb and less(a[i], b[j]))
+    end
+    if takeA then
+      ids[#ids + 1], counts[#counts + 1] = a[i], a[i + 1]
+      i = i + 2
+    else
+      ids[#ids + 1], counts[#counts + 1] = b[j], b[j + 1]
+      j = j + 2
+    end
   end
-  if takeA then
-    ids[#ids + 1], counts[#counts + 1] = a[i], a[i + 1]
-    i = i + 2
-  else
-    ids[#ids + 1], counts[#counts + 1] = b[j], b[j + 1]
-    j = j + 2
+  local out = {0}
+  if #ids > limit then
+    out[1] = 1
+    ids[#ids], counts[#counts] = nil, nil
   end
-end
-local out = {0}
-if #ids > limit then
-  out[1] = 1
-  ids[#ids], counts[#counts] = nil, nil
-end
-if #ids == 0 then return out end
-for k = 1, #ids, WRITE do
-  local last = math.min(k + WRITE - 1, #ids)
-  local recs = redis.call('HMGET', K.scales, unpack(ids, k, last))
-  for m = k, last do
-    out[#out + 1] = ids[m]
-    out[#out + 1] = counts[m]
-    out[#out + 1] = scaleView(decScale(recs[m - k + 1], counts[m]))
+  if #ids == 0 then return out end
+  for k = 1, #ids, WRITE do
+    local last = math.min(k + WRITE - 1, #ids)
+    local recs = redis.call('HMGET', K.scales, unpack(ids, k, last))
+    for m = k, last do
+      out[#out + 1] = ids[m]
+      out[#out + 1] = counts[m]
+      out[#out + 1] = scaleView(decScale(recs[m - k + 1], counts[m]))
+    end
   end
+  return out
 end
-return out

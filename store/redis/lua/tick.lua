@@ -1,7 +1,7 @@
 -- tick.lua: one bounded share of a pool's health work (dispatch.TickRequest).
 --
 -- KEYS: the pool's keys (lib.lua).
--- ARGV: 1 nowMs, 2 retentionMs, 3 limit, 4 cost cap (as dispatch.lua), 5 the
+-- A: 1 nowMs, 2 retentionMs, 3 limit, 4 cost cap (as dispatch.lua), 5 the
 --   random numbers: one string of 14-hex-digit integers, two per order that
 --   may move (numbers it lacks count as 0).
 -- Reply: {more (1/0), unsettled, dropped, k, k changes "compId|from|to|atMs",
@@ -23,81 +23,83 @@
 -- and costs what a batch of them costs, for the strategies that read every
 -- Scale per order cut to cost cap / eligible Scales.
 
-local now, ret, limit, maxCost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-if not poolExists() then return fail('NOPOOL') end
-local o = healthOpts()
+local function tick(A)
+  local now, ret, limit, maxCost = tonumber(A[1]), tonumber(A[2]), tonumber(A[3]), tonumber(A[4])
+  if not poolExists() then return fail('NOPOOL') end
+  local o = healthOpts()
 
-local settled = settleDue(now, o, limit)
-local more = settled == limit and anyDue(now, o)
+  local settled = settleDue(now, o, limit)
+  local more = settled == limit and anyDue(now, o)
 
-local moves = {}
-local from = o.ol == 'reassign' and redis.call('ZRANGE', K.lapq, 0, 0)[1]
-local src = from and getScale(from)
-if from and (not src or src.h ~= 'l' or src.out <= 0) then
-  -- (healthIndex keeps lapq exact; an entry that is not is dropped)
-  redis.call('ZREM', K.lapq, from)
-  src = nil
-end
-if src then
-  local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
-  local strategy, unlimited, room = meta[1], tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
-  local n = math.min(limit, src.out)
-  if unlimited == 0 then n = math.min(n, room) end
-  if costly(strategy) then
-    local size = redis.call('ZCARD', K.lex)
-    if size > 0 then n = math.min(n, math.floor(maxCost / size)) end
+  local moves = {}
+  local from = o.ol == 'reassign' and redis.call('ZRANGE', K.lapq, 0, 0)[1]
+  local src = from and getScale(from)
+  if from and (not src or src.h ~= 'l' or src.out <= 0) then
+    -- (healthIndex keeps lapq exact; an entry that is not is dropped)
+    redis.call('ZREM', K.lapq, from)
+    src = nil
   end
-  if n > 0 and (unlimited > 0 or room > 0) then
-    local ids, take = ownFront(from, n)
-    local recs = {}
-    for i, v in ipairs(hmgetList(K.orders, ids)) do recs[i] = decOrder(v) end
-    local function rnd(i)
-      local s, at = ARGV[5], (i - 1) * 28
-      return tonumber(string.sub(s, at + 1, at + 14), 16) or 0,
-        tonumber(string.sub(s, at + 15, at + 28), 16) or 0
+  if src then
+    local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
+    local strategy, unlimited, room = meta[1], tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
+    local n = math.min(limit, src.out)
+    if unlimited == 0 then n = math.min(n, room) end
+    if costly(strategy) then
+      local size = redis.call('ZCARD', K.lex)
+      if size > 0 then n = math.min(n, math.floor(maxCost / size)) end
     end
-    local function hashKey(i)
-      local k = recs[i].key
-      if k == '' then return ids[i] end
-      return k
-    end
-    -- (a plan that fails, a Scale that would pass MAXCOUNT, moves nothing)
-    local plan = #ids > 0 and planAssign(strategy, #ids, false, room, now, maxCost, rnd, hashKey)
-    if plan then
-      local comps = plan.comps
-      take()
-      local chunkOf, ownKV = ownAppend(comps, plan.first, #ids, ids)
-      hsetMany(K.own, ownKV)
-      local okv = {}
-      for i, id in ipairs(ids) do
-        local r = recs[i]
-        r.comp, r.chunk, r.mv = comps[i], chunkOf[i], r.mv + 1
-        okv[#okv + 1] = id
-        okv[#okv + 1] = encOrder(r)
-        moves[#moves + 1] = id
-        moves[#moves + 1] = from
-        moves[#moves + 1] = comps[i]
+    if n > 0 and (unlimited > 0 or room > 0) then
+      local ids, take = ownFront(from, n)
+      local recs = {}
+      for i, v in ipairs(hmgetList(K.orders, ids)) do recs[i] = decOrder(v) end
+      local function rnd(i)
+        local s, at = A[5], (i - 1) * 28
+        return tonumber(string.sub(s, at + 1, at + 14), 16) or 0,
+          tonumber(string.sub(s, at + 15, at + 28), 16) or 0
       end
-      hsetMany(K.orders, okv)
-      countUp('moved', #ids)
-      saveAssigned(plan.first, plan.cur, plan.eligDone)
-      local nsrc = copyScale(src)
-      nsrc.out = nsrc.out - #ids
-      saveScale(from, src, nsrc)
-      flushAgg()
-      more = more or redis.call('ZCARD', K.lapq) > 0
+      local function hashKey(i)
+        local k = recs[i].key
+        if k == '' then return ids[i] end
+        return k
+      end
+      -- (a plan that fails, a Scale that would pass MAXCOUNT, moves nothing)
+      local plan = #ids > 0 and planAssign(strategy, #ids, false, room, now, maxCost, rnd, hashKey)
+      if plan then
+        local comps = plan.comps
+        take()
+        local chunkOf, ownKV = ownAppend(comps, plan.first, #ids, ids)
+        hsetMany(K.own, ownKV)
+        local okv = {}
+        for i, id in ipairs(ids) do
+          local r = recs[i]
+          r.comp, r.chunk, r.mv = comps[i], chunkOf[i], r.mv + 1
+          okv[#okv + 1] = id
+          okv[#okv + 1] = encOrder(r)
+          moves[#moves + 1] = id
+          moves[#moves + 1] = from
+          moves[#moves + 1] = comps[i]
+        end
+        hsetMany(K.orders, okv)
+        countUp('moved', #ids)
+        saveAssigned(plan.first, plan.cur, plan.eligDone)
+        local nsrc = copyScale(src)
+        nsrc.out = nsrc.out - #ids
+        saveScale(from, src, nsrc)
+        flushAgg()
+        more = more or redis.call('ZCARD', K.lapq) > 0
+      end
     end
   end
+
+  local changes = redis.call('LRANGE', K.journal, 0, limit - 1)
+  if #changes > 0 then redis.call('LTRIM', K.journal, #changes, -1) end
+  local dropped = tonumber(redis.call('HGET', K.meta, 'jd')) or 0
+  if dropped > 0 then redis.call('HDEL', K.meta, 'jd') end
+  more = more or redis.call('LLEN', K.journal) > 0
+  sweep(now, ret)
+
+  local out = {more and 1 or 0, redis.call('ZCARD', K.lapsed) + redis.call('ZCARD', K.ejq), dropped, #changes}
+  for _, c in ipairs(changes) do out[#out + 1] = c end
+  for _, m in ipairs(moves) do out[#out + 1] = m end
+  return out
 end
-
-local changes = redis.call('LRANGE', K.journal, 0, limit - 1)
-if #changes > 0 then redis.call('LTRIM', K.journal, #changes, -1) end
-local dropped = tonumber(redis.call('HGET', K.meta, 'jd')) or 0
-if dropped > 0 then redis.call('HDEL', K.meta, 'jd') end
-more = more or redis.call('LLEN', K.journal) > 0
-sweep(now, ret)
-
-local out = {more and 1 or 0, redis.call('ZCARD', K.lapsed) + redis.call('ZCARD', K.ejq), dropped, #changes}
-for _, c in ipairs(changes) do out[#out + 1] = c end
-for _, m in ipairs(moves) do out[#out + 1] = m end
-return out

@@ -1,6 +1,6 @@
 -- waterfill.lua: the seed's waterfill over a ZSET of eligible Scales (member
--- compId, score orderCount), as balancing.Waterfill computes it. scripts.go
--- puts it after lib.lua in front of the scripts that dispatch.
+-- compId, score orderCount), as balancing.Waterfill computes it. It
+-- follows lib.lua in the library (functions.go).
 --
 -- A level i < N-1 holds D = (count[i+1] - count[i]) * (i+1) orders and emits
 -- the ranks 0, i, i-1, ..., 1, 0, i, ...; the last level starts at

@@ -28,7 +28,7 @@ type Proxy struct {
 
 // NewProxy listens on a free loopback port and forwards to target until t
 // ends. trigger names the commands whose replies DropNext and HoldNext may
-// lose, such as "evalsha" or "evalsha|fcall" (case-insensitive); "" names
+// lose, such as "fcall" or "fcall|fcall_ro" (case-insensitive); "" names
 // every command.
 func NewProxy(t testing.TB, target, trigger string) *Proxy {
 	t.Helper()
