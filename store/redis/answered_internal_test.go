@@ -16,10 +16,7 @@ import (
 // reaches Redis through them, so that with Options.WaitReplicas no answer
 // rests on a reply that answered (wait.go) did not confirm.
 var talksToRedis = map[string]string{
-	"run":                  "a script call, through answered",
-	"runCall":              "a script call, through answered",
-	"read":                 "a script call, through answered",
-	"call":                 "a function call, through answered",
+	"fcall":                "a function call, through answered",
 	"loadLibrary":          "FUNCTION LOAD: shows no state",
 	"Ping":                 "PING: shows no state",
 	"confirm":              "the WAIT itself",
@@ -31,8 +28,8 @@ var talksToRedis = map[string]string{
 }
 
 // TestEveryAnswerConfirmed fails when a function that talks to Redis is
-// not among talksToRedis: a method that calls a script through run,
-// runCall, read or call gets the WAIT without a line of its own; one that
+// not among talksToRedis: a method that calls a function through call or
+// callToken gets the WAIT without a line of its own; one that
 // uses the client another way must pass its reply through answered (or
 // confirm) and be listed here.
 func TestEveryAnswerConfirmed(t *testing.T) {
@@ -65,7 +62,7 @@ func TestEveryAnswerConfirmed(t *testing.T) {
 					found[fn.Name.Name] = true
 					if _, ok := talksToRedis[fn.Name.Name]; !ok {
 						t.Errorf("%s: %s uses the Store's client directly: pass its reply through answered "+
-							"(or call a script through run, runCall, read or call) and list it in talksToRedis",
+							"(or call a function through call or callToken) and list it in talksToRedis",
 							fset.Position(sel.Pos()), fn.Name.Name)
 					}
 				}
