@@ -272,7 +272,8 @@ func beforeProxy(t *testing.T, rev, base string) string {
 // perfClient keeps enough connections for the load.
 var perfClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
 
-// post sends one request and returns its status. A request that may be
+// post sends one request and returns its status, and an error with the
+// answer's start for a status of 300 or more. A request that may be
 // sent twice (a PUT, completions) is sent again, up to twice, when it got
 // no answer: a kept-alive connection can be closed under it.
 func post(ctx context.Context, method, url, token string, body []byte) (int, error) {
@@ -290,8 +291,12 @@ func post(ctx context.Context, method, url, token string, body []byte) (int, err
 			}
 			return 0, err
 		}
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 400))
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, url, resp.StatusCode, msg)
+		}
 		return resp.StatusCode, nil
 	}
 }
@@ -350,13 +355,13 @@ func drive(ctx context.Context, t *testing.T, base, pool string, rate int, sent,
 		wg.Go(func() {
 			code, err := post(ctx, http.MethodPost, base+"/v1/pools/"+pool+"/batches", uiClient, body)
 			<-inflight
-			if err != nil && ctx.Err() == nil {
+			if code == 0 && ctx.Err() == nil {
 				lost.Add(1) // no answer: left out of the rate
 				return
 			}
 			if err != nil || code != http.StatusCreated {
 				if ctx.Err() == nil {
-					t.Errorf("batch: %d %v", code, err)
+					t.Errorf("batch: %v", err)
 				}
 				return
 			}
@@ -367,7 +372,7 @@ func drive(ctx context.Context, t *testing.T, base, pool string, rate int, sent,
 			case <-time.After(2 * time.Second):
 			}
 			if code, err := post(ctx, http.MethodPost, base+"/v1/pools/"+pool+"/completions", uiClient, body); (err != nil || code != http.StatusOK) && ctx.Err() == nil {
-				t.Errorf("completions: %d %v", code, err)
+				t.Errorf("completions: %d, %v", code, err)
 			}
 		})
 	}
