@@ -110,13 +110,13 @@ type ranks struct {
 	nowMs int64
 }
 
-var _ balancing.Ranks = ranks{}
+var _ balancing.Ranks = (*ranks)(nil)
 
 // Len returns the number of eligible Scales.
-func (r ranks) Len() int { return r.p.byID.Len() }
+func (r *ranks) Len() int { return r.p.byID.Len() }
 
 // At returns the eligible Scale at rank k as a candidate.
-func (r ranks) At(k int) balancing.Candidate {
+func (r *ranks) At(k int) balancing.Candidate {
 	sc := r.p.rank(k)
 	return balancing.Candidate{
 		ID:     sc.CompID,
@@ -128,7 +128,7 @@ func (r ranks) At(k int) balancing.Candidate {
 }
 
 // After returns the rank of the first eligible compId after id.
-func (r ranks) After(id string) int { return r.p.byID.after(balancing.Load{ID: id}) }
+func (r *ranks) After(id string) int { return r.p.byID.after(balancing.Load{ID: id}) }
 
 // rank returns the eligible Scale at rank k in compId order.
 func (p *pool) rank(k int) *scale { return p.scales[p.byID.At(k).ID] }
@@ -137,9 +137,10 @@ func (p *pool) rank(k int) *scale { return p.scales[p.byID.At(k).ID] }
 // order, over the eligible Scales by rank, without building the
 // candidates: a Scale that fills up leaves byID at once (pickEach).
 func (p *pool) pickRanks(req dispatch.DispatchRequest, picker balancing.RankPicker) plan {
-	nowMs := req.Now.UnixMilli()
+	r := &ranks{p: p, nowMs: req.Now.UnixMilli()} // one per batch: no allocation per order
 	return p.pickEach(req, func(_ int, r1, r2 uint64, pl *plan) *scale {
-		return p.rank(picker.PickRank(ranks{p, pl, nowMs}, r1, r2))
+		r.pl = pl
+		return p.rank(picker.PickRank(r, r1, r2))
 	})
 }
 
