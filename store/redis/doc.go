@@ -24,78 +24,17 @@
 // # Key schema
 //
 // All keys of pool NAME share the hash tag {pool:NAME}, so a pool lives in
-// one Cluster slot. Each pool has a fixed set of keys, all passed to every
-// script in this order (P = "dispatch:{pool:NAME}:"):
-//
-//	P meta     HASH   s strategy, ss slowStart ms, c createdAt ms,
-//	                  lv the layout of the pool's keys and records (4,
-//	                  this one), u eligible Scales without maxOrders,
-//	                  r Σ(maxOrders − orderCount) of the other eligible Scales,
-//	                  sv the version of the set of Scales (one more at each
-//	                  registration or deletion, for lua/ring_build.lua),
-//	                  n.d n.c n.x n.m n.f the pool's counters (orders
-//	                  dispatched, completed, cancelled, moved, failure
-//	                  reports; lib.lua's COUNTERS, read by lua/watch.lua);
-//	                  earlier builds kept the call ring rc here, unused now
-//	P scales   HASH   compId → Scale record
-//	P load     ZSET   compId → orderCount, the Scales that are not eligible
-//	P elig     ZSET   compId → orderCount, the eligible Scales: sorted, it is
-//	                  the waterfill's compIdArr; each Scale is in one of
-//	                  elig and load, so a dispatch updates one sorted set,
-//	                  and ListScales merges the two
-//	P orders   HASH   orderId → order record
-//	P bref     HASH   ref → "batchId|createdAt ms|orders": what the orders of
-//	                  one batch share, kept while any of them is stored
-//	P own      HASH   the Scale's assigned orders, oldest first, in chunks
-//	                  (for DeleteScale with force, Reassign and
-//	                  ListScaleOrders): compId → "tailChunk|lowChunk|prev|id,id,…,"
-//	                  the tail, "compId chunk" → "prev|next|id,id,…," the
-//	                  sealed chunks below it, linked through the chunks
-//	                  before and after that hold orders ('' for the next
-//	                  number); a tail of 256 bytes of ids is sealed before
-//	                  the next order joins it (lua/own.lua)
-//	P batches  HASH   batchId → batch record
-//	P idem     HASH   the first 12 bytes of the SHA-256 of an Idempotency-Key →
-//	                  batchId and the first 8 bytes of the SHA-256 of the
-//	                  request's fingerprint (idem.go); the key is held
-//	                  while the batch it names is
-//	P oexp     LIST   "expiresMs|orderId", orders as they complete or cancel
-//	P bexp     LIST   "expiresMs|batchId", batches without an
-//	                  Idempotency-Key as they are recorded
-//	P iexp     LIST   "expiresMs|" and a key's 12-byte hash, the
-//	                  Idempotency-Keys (and so their batches) as they are
-//	                  recorded
-//	P strat    HASH   the strategy's state, deleted when the strategy changes:
-//	                  last (round-robin, weighted-response-time), c
-//	                  (weighted-round-robin), compId → current weight
-//	                  (smooth-weighted-round-robin, least-connections)
-//	P tmp      ZSET   scratch of a dry run, deleted before its script ends
-//	P gone     STRING the token of the call that deleted the pool (1 minute)
-//	P call:TOKEN STRING the answer of the call of that token (until the
-//	                  call's deadline, resend.go;
-//	                  passed as a 23rd key to the calls that keep one)
-//	P lex      ZSET   compId → 0, the eligible Scales in compId order, for the
-//	                  strategies that pick by rank or by name
-//	P ring     ZSET   "compId#j" → point, the consistent-hash ring of every
-//	                  registered Scale (j < 100), kept while that is the
-//	                  strategy (lua/ring.lua), and built in steps before a
-//	                  switch to it (lua/ring_build.lua)
-//	P lease    ZSET   compId → lastHeartbeat ms, the Scales not recorded
-//	                  lapsed: those whose lease has run out are a range
-//	                  of it (lua/health.lua)
-//	P lapsed   ZSET   compId → lastHeartbeat ms, the Scales recorded lapsed
-//	P ejq      ZSET   compId → ejectedUntil ms, the Scales recorded ejected
-//	P lapq     ZSET   compId → 0, the lapsed Scales that hold orders, which
-//	                  ticks move with onLapse reassign (lua/tick.lua)
-//	P journal  LIST   "compId|from|to|atMs", the health changes no tick has
-//	                  taken yet, oldest first, at most 10,000
-//
-// (The scripts get them as KEYS in the order meta, scales, load, elig,
-// orders, own, batches, idem, oexp, bexp, strat, tmp, gone, bref, lex,
-// ring, iexp, lease, lapsed, ejq, lapq, journal.) Meta also holds the
-// pool's health options: ht heartbeatTimeout ms, ls leasesSince ms, ol
-// onLapse, mf maxFails, fw failWindow ms, et ejectTime ms, and jd the
-// changes the journal dropped since a tick took them.
+// one Cluster slot: "dispatch:{pool:NAME}:" and a name. keys.go holds the
+// schema as constants, each with what it holds: the pool's keys (meta,
+// scales, load, elig, orders, own, batches, idem, oexp, bexp, strat, tmp,
+// gone, bref, lex, ring, iexp, lease, lapsed, ejq, lapq, journal), which
+// every function gets in that order, a call's reply key call:TOKEN, and
+// meta's fields (strategy, slowStart, createdAt, the layout, the free-room
+// aggregates, the ring's versions, the batch refs' counter, the counters
+// and the health options). The Lua names them through the library's
+// preamble, made from those constants (preamble.go); TestLuaKeys and
+// TestLuaMetaFields check that it uses no other. wait.go's WAIT mark,
+// dispatch:{pool:NAME}:wait, is Go's alone.
 //
 //	dispatch:pools ZSET  every pool name, score 0, in byte order
 //

@@ -33,28 +33,38 @@ type function struct {
 	readOnly bool
 	// flags are more Redis function flags (allow-oom).
 	flags []string
+	// args name the function's arguments in the order the call passes
+	// them: the Lua reads argument a as A[NAME.a], NAME the function's
+	// name in capitals (the preamble's tables). The last may be the first
+	// of a variable tail.
+	args  []string
 	fcall string // the name it is registered under, with the version
 }
 
-// The functions. Their Lua side is in the files of libFiles.
+// The functions. Their Lua side is in the files of libFiles; each call
+// passes the arguments in the order of args.
 var (
 	fnDispatch     = &function{name: "dispatch", lua: "dispatchOne"}
 	fnDispatchMany = &function{name: "dispatch_many", lua: "dispatchMany"}
-	fnPoolPut      = &function{name: "pool_put", lua: "poolPut"}
+	fnPoolPut      = &function{name: "pool_put", lua: "poolPut", args: []string{"now", "retention", "token",
+		"strategy", "slowStart", "ringVersion", "ringMax",
+		"heartbeatTimeout", "onLapse", "maxFails", "failWindow", "ejectTime"}}
 	// Deleting a pool frees memory: it runs at maxmemory too.
-	fnPoolDel     = &function{name: "pool_del", lua: "poolDel", flags: []string{"allow-oom"}}
-	fnRingBuild   = &function{name: "ring_build", lua: "ringBuild"}
-	fnScalePut    = &function{name: "scale_put", lua: "scalePut"}
-	fnScaleDel    = &function{name: "scale_del", lua: "scaleDel"}
-	fnFinish      = &function{name: "finish", lua: "finish"}
-	fnReassign    = &function{name: "reassign", lua: "reassign"}
-	fnFail        = &function{name: "fail", lua: "failReport"}
-	fnTick        = &function{name: "tick", lua: "tick"}
-	fnHeartbeat   = &function{name: "heartbeat", lua: "heartbeat"}
-	fnRead        = &function{name: "read", lua: "readOne", readOnly: true}
-	fnScalesList  = &function{name: "scales_list", lua: "scalesList", readOnly: true}
-	fnScaleOrders = &function{name: "scale_orders", lua: "scaleOrders", readOnly: true}
-	fnWatch       = &function{name: "watch", lua: "watch", readOnly: true}
+	fnPoolDel   = &function{name: "pool_del", lua: "poolDel", flags: []string{"allow-oom"}, args: []string{"token"}}
+	fnRingBuild = &function{name: "ring_build", lua: "ringBuild", args: []string{"step", "version", "scales"}}
+	fnScalePut  = &function{name: "scale_put", lua: "scalePut", args: []string{"compId", "now", "retention", "token",
+		"weight", "state", "maxOrders", "orderCount", "maxScales"}}
+	fnScaleDel    = &function{name: "scale_del", lua: "scaleDel", args: []string{"compId", "now", "retention", "token", "force"}}
+	fnFinish      = &function{name: "finish", lua: "finish", args: []string{"mode", "now", "retention", "token", "orders"}}
+	fnReassign    = &function{name: "reassign", lua: "reassign", args: []string{"compId", "now", "retention", "maxCost", "token", "rand"}}
+	fnFail        = &function{name: "fail", lua: "failReport", args: []string{"orderId", "compId", "now", "retention", "maxCost", "token", "rand"}}
+	fnTick        = &function{name: "tick", lua: "tick", args: []string{"now", "retention", "limit", "maxCost", "rand"}}
+	fnHeartbeat   = &function{name: "heartbeat", lua: "heartbeat", args: []string{"compId", "now", "retention", "orderCount"}}
+	fnRead        = &function{name: "read", lua: "readOne", readOnly: true, args: []string{"what", "id", "now", "retention"}}
+	fnScalesList  = &function{name: "scales_list", lua: "scalesList", readOnly: true, args: []string{"limit", "count", "after"}}
+	fnScaleOrders = &function{name: "scale_orders", lua: "scaleOrders", readOnly: true,
+		args: []string{"compId", "limit", "chunk", "after"}}
+	fnWatch = &function{name: "watch", lua: "watch", readOnly: true, args: []string{"edge", "buckets"}}
 )
 
 // libFiles are the library's files in the order it joins them: each file
@@ -89,10 +99,11 @@ type library struct {
 	fns     []*function
 }
 
-// newLibrary joins files and registers fns (functions.lua's register),
-// naming each after the library's version.
+// newLibrary joins the preamble (preamble.go) and files and registers fns
+// (functions.lua's register), naming each after the library's version.
 func newLibrary(files []string, fns []*function) *library {
 	var b strings.Builder
+	b.WriteString(preamble(fns))
 	for _, f := range files {
 		src, err := luaFiles.ReadFile("lua/" + f)
 		if err != nil {

@@ -76,9 +76,9 @@ func (o *outstandingCollector) Collect(ch chan<- prometheus.Metric) {
 	_, err := o.c.Pipelined(ctx, func(pl goredis.Pipeliner) error {
 		total = pl.ZCard(ctx, poolsKey)
 		for i, name := range names {
-			p := "dispatch:{pool:" + name + "}:"
-			cs[i] = counts{pl.Exists(ctx, p+"meta"), pl.HLen(ctx, p+"orders"), pl.LLen(ctx, p+"oexp"),
-				pl.HLen(ctx, p+"batches"), pl.HLen(ctx, p+"idem")}
+			p := poolPrefix(name)
+			cs[i] = counts{pl.Exists(ctx, p+keyMeta), pl.HLen(ctx, p+keyOrders), pl.LLen(ctx, p+keyOexp),
+				pl.HLen(ctx, p+keyBatches), pl.HLen(ctx, p+keyIdem)}
 		}
 		return nil
 	})

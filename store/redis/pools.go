@@ -158,9 +158,9 @@ func (s *Store) readPools(ctx context.Context, names []string) ([]dispatch.Pool,
 	sizes := make([]*goredis.IntCmd, len(names))
 	_, err := s.c.Pipelined(ctx, func(pl goredis.Pipeliner) error {
 		for i, name := range names {
-			k := keysOf(name)
-			metas[i] = pl.HMGet(ctx, k[0], poolFields...)
-			sizes[i] = pl.HLen(ctx, k[1])
+			p := poolPrefix(name)
+			metas[i] = pl.HMGet(ctx, p+keyMeta, poolFields...)
+			sizes[i] = pl.HLen(ctx, p+keyScales)
 		}
 		return nil
 	})
@@ -219,11 +219,6 @@ func (s *Store) listCmd(ctx context.Context, err error) error {
 	_, err = s.answered(ctx, poolsKey, nil, nil)
 	return err
 }
-
-// poolFields are the fields of a pool's meta that a Pool shows, as
-// lua/read.lua reads them: strategy, slowStart, createdAt, then the health
-// options (lua/health.lua).
-var poolFields = []string{"s", "ss", "c", "ht", "ls", "ol", "mf", "fw", "et"}
 
 // healthArgs are the health options of spec as lua/pool_put.lua takes
 // them: heartbeatTimeout ms, onLapse, maxFails, failWindow ms, ejectTime

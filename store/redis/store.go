@@ -100,24 +100,6 @@ func (s *Store) Ping(ctx context.Context) error {
 // poolsKey is the list of pool names; it spans slots.
 const poolsKey = "dispatch:pools"
 
-// keysOf returns the keys of a pool in the order lua/lib.lua names them.
-func keysOf(pool string) []string {
-	p := "dispatch:{pool:" + pool + "}:"
-	return []string{
-		p + "meta", p + "scales", p + "load", p + "elig", p + "orders", p + "own",
-		p + "batches", p + "idem", p + "oexp", p + "bexp", p + "strat", p + "tmp",
-		p + "gone", p + "bref", p + "lex", p + "ring", p + "iexp",
-		p + "lease", p + "lapsed", p + "ejq", p + "lapq", p + "journal",
-	}
-}
-
-// callKey is the key under which a script keeps the reply of call token
-// tok in pool (runCall).
-func callKey(pool, tok string) string { return "dispatch:{pool:" + pool + "}:call:" + tok }
-
-// metaKey is the pool's record, whose existence is the pool's.
-func metaKey(pool string) string { return "dispatch:{pool:" + pool + "}:meta" }
-
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
 func fromMs(v int64) time.Time { return time.UnixMilli(v).UTC() }

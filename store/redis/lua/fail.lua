@@ -1,10 +1,10 @@
 -- fail.lua: a failure report (dispatch.FailRequest): the caller could not
 -- hand an order to a Scale.
 --
--- KEYS: the pool's keys (lib.lua), then the call's key.
--- A: 1 orderId, 2 compId, 3 nowMs, 4 retentionMs, 5 cost cap (as
---   dispatch.lua), 6 call token, 7 the random numbers of the order (two, in
---   14 hex digits each).
+-- Keys: the pool's keys (lib.lua), then the call's key.
+-- Arguments (FAIL): orderId, compId, now ms, retention ms, maxCost (the
+--   cost cap, as dispatch.lua), the call's token, rand: the random numbers
+--   of the order (two, RANDDIGITS hex digits each; lib.lua's randPair).
 -- Reply: {moved, counted, ejected (each 1/0), the order as orderView shows
 --   it}. A call that go-redis re-sends answers as the first run did
 --   (callGet). Errors: DISPATCH NOPOOL, NOORDER, NOELIG (nothing changed,
@@ -20,7 +20,9 @@
 -- against the Scale unless it is ejected, and may eject it.
 
 local function failReport(A)
-  local oid, comp, now, ret, maxCost, tok = A[1], A[2], tonumber(A[3]), tonumber(A[4]), tonumber(A[5]), A[6]
+  local P = FAIL
+  local oid, comp, now, ret = A[P.orderId], A[P.compId], tonumber(A[P.now]), tonumber(A[P.retention])
+  local maxCost, tok = tonumber(A[P.maxCost]), A[P.token]
   if not poolExists() then return fail('NOPOOL') end
   local prior = callGet(tok)
   if prior then return split(prior, '|', 4) end
@@ -48,9 +50,7 @@ local function failReport(A)
     back()
     return fail('NOELIG', 'none')
   end
-  local function rnd()
-    return tonumber(string.sub(A[7], 1, 14), 16) or 0, tonumber(string.sub(A[7], 15, 28), 16) or 0
-  end
+  local function rnd() return randPair(A[P.rand], 1) end
   local function hashKey()
     if ord.key == '' then return oid end
     return ord.key

@@ -1,8 +1,9 @@
 -- finish.lua: complete or cancel orders, all or none.
 --
--- KEYS: the pool's keys (lib.lua).
--- A: 1 mode ('c' complete, 'x' cancel), 2 nowMs, 3 retentionMs, 4 call
---   token, then pairs: order id, durationMs (0: none; ignored by cancel).
+-- Keys: the pool's keys (lib.lua).
+-- Arguments (FINISH): mode ('c' complete, 'x' cancel), now ms, retention
+--   ms, the call's token, then from orders pairs: order id, durationMs (0:
+--   none; ignored by cancel).
 -- Reply: {changed, record...}: how many orders were assigned before, then
 --   each order after the call as lib.lua's orderView shows it, in request
 --   order. A completed order
@@ -10,13 +11,17 @@
 --   NOORDER, STATE.
 
 local function finish(A)
-  local mode, now, ret, tok = A[1], tonumber(A[2]), tonumber(A[3]), A[4]
-  local n = (#A - 4) / 2
+  local P = FINISH
+  local mode, now, ret, tok = A[P.mode], tonumber(A[P.now]), tonumber(A[P.retention]), A[P.token]
+  -- order i's id and durationMs
+  local function oid(i) return A[P.orders + 2 * (i - 1)] end
+  local function dur(i) return tonumber(A[P.orders + 2 * i - 1]) end
+  local n = (#A - P.orders + 1) / 2
   if not poolExists() then return fail('NOPOOL') end
 
   local orders = {}
   for i = 1, n do
-    local id = A[3 + 2 * i]
+    local id = oid(i)
     local o = getOrder(id)
     if not o or not live(o, now, ret) then return fail('NOORDER', id) end
     if mode == 'c' and o.st == 'x' then return fail('STATE', id .. ' cancelled') end
@@ -29,7 +34,7 @@ local function finish(A)
   for i = 1, n do
     local o = orders[i]
     if o.st == 'a' then
-      local id = A[3 + 2 * i]
+      local id = oid(i)
       local c = cur[o.comp]
       if not c and orig[o.comp] == nil then
         orig[o.comp] = getScale(o.comp) or false
@@ -40,7 +45,7 @@ local function finish(A)
         end
       end
       release(id, o, c, mode, now, ret)
-      local d = tonumber(A[4 + 2 * i])
+      local d = dur(i)
       if c and mode == 'c' and d > 0 then
         -- The response-time average for weighted-response-time, as
         -- balancing.EWMA computes it, kept with all 17 digits.

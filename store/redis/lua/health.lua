@@ -9,10 +9,9 @@
 -- fields are in its record (lib.lua, SCALE); the indexes that find the due
 -- Scales are kept by lib.lua's healthIndex.
 
-local FAILWINDOW = 10000  -- dispatch.DefaultFailWindow
-local EJECTTIME = 30000   -- dispatch.DefaultEjectTime
-local EJECTFACTOR = 10    -- dispatch.MaxEjectionFactor
-local JOURNAL = 10000     -- dispatch.MaxJournal
+-- The preamble (preamble.go) defines their defaults and limits from
+-- package dispatch: FAILWINDOW (DefaultFailWindow), EJECTTIME
+-- (DefaultEjectTime), EJECTFACTOR (MaxEjectionFactor), JOURNAL (MaxJournal).
 
 -- healthOpts reads the pool's options; m, if given, holds meta's ht and ls
 -- as the caller read them.

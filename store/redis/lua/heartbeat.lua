@@ -1,7 +1,8 @@
 -- heartbeat.lua: renew a Scale's lease (dispatch.Store.Heartbeat).
 --
--- KEYS: the pool's keys (lib.lua).
--- A: 1 compId, 2 nowMs, 3 retentionMs, 4 orderCount ('' keeps the load).
+-- Keys: the pool's keys (lib.lua).
+-- Arguments (HEARTBEAT, in functions.go's order): compId, now ms,
+--   retention ms, orderCount ('' keeps the load).
 -- Reply: {the Scale as scaleView shows it, ht, ls, fw}: the pool's
 --   heartbeatTimeout, leasesSince and failWindow ms, for the view at now.
 --   Errors: DISPATCH NOPOOL, NOSCALE.
@@ -13,7 +14,7 @@
 -- it renews the same lease to the same time.
 
 local function heartbeat(A)
-  local id, now, ret = A[1], tonumber(A[2]), tonumber(A[3])
+  local id, now, ret = A[HEARTBEAT.compId], tonumber(A[HEARTBEAT.now]), tonumber(A[HEARTBEAT.retention])
   if not poolExists() then return fail('NOPOOL') end
   local old = getScale(id)
   if not old then return fail('NOSCALE', id) end
@@ -21,7 +22,8 @@ local function heartbeat(A)
   local c = copyScale(old)
   settle(id, c, now, o)
   c.hb = fmt(now)
-  if A[4] ~= '' then c.base = math.max(0, tonumber(A[4]) - c.out) end
+  local count = A[HEARTBEAT.orderCount]
+  if count ~= '' then c.base = math.max(0, tonumber(count) - c.out) end
   settle(id, c, now, o)
   saveScale(id, old, c)
   flushAgg()

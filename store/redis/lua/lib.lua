@@ -1,32 +1,23 @@
 -- lib.lua: the helpers every function shares, the first file of the
--- library (functions.go).
+-- library after its preamble (functions.go, preamble.go).
 --
--- KEYS (every script gets all keys of one pool, in this order; see doc.go):
---   1 meta  2 scales  3 load  4 elig  5 orders  6 own  7 batches  8 idem
---   9 oexp  10 bexp  11 strat  12 tmp  13 gone  14 bref  15 lex  16 ring
---   17 iexp  18 lease  19 lapsed  20 ejq  21 lapq  22 journal, and for a
---   call with a token (callGet) 23 the call's key
+-- Keys: every function gets all keys of one pool (keys.go's poolKeys), and
+-- a call with a token (callGet) the call's key after them. K names them
+-- (the preamble's bindKeys); enter binds them at a function's entry: a
+-- library keeps K between calls.
 --
 -- Numbers are exact: every value stays below 2^53 and is formatted with fmt,
 -- never tostring (which keeps only 14 digits). Strings are never compared
 -- with < (Lua uses strcoll, and Redis sets the locale): see less.
 
--- K names them; enter binds them at the start of each call (a script's
--- top level, a function's entry: a library keeps K between calls).
-local K = {}
+-- The preamble (preamble.go) defines the constants shared with Go: SWEEP,
+-- the expired records one call removes from each queue; CALLMS, how long
+-- a call's reply is kept for a re-send (ms) when its token does not say
+-- (callPut, resend.go's maxResend); LAYOUT, the layout of a pool's keys and
+-- records (keys.go) in meta field lv; MAXCOUNT, the most orders a Scale
+-- holds (DESIGN §1); RANDDIGITS, the width of a random number; COUNTERS.
 
-local SWEEP = 128     -- expired records one call removes from each queue
--- CALLMS: how long a call's reply is kept for a re-send (ms) when its
--- token does not say (callPut): go-redis re-sends within one call, at most
--- about 30 s after its first run (resend.go's maxResend).
-local CALLMS = 30000
--- LAYOUT is the layout of a pool's keys and records (doc.go) that these
--- scripts read and write, in meta field lv. Pools of earlier layouts have
--- another or none: a dispatch refuses them (the other scripts fail on
--- their records), see docs/operations.md, Upgrades.
-local LAYOUT = '4'
 local WRITE = 1000    -- values per variadic command (unpack holds ~8000)
-local MAXCOUNT = 2147483647 -- the most orders a Scale holds (DESIGN §1)
 
 local function fmt(x) return string.format('%.0f', x) end
 
@@ -266,14 +257,7 @@ end
 -- what an earlier call of a library function may have left in agg (one
 -- that failed half-way).
 local function enter(keys)
-  K.meta, K.scales, K.load, K.elig = keys[1], keys[2], keys[3], keys[4]
-  K.orders, K.own, K.batches, K.idem = keys[5], keys[6], keys[7], keys[8]
-  K.oexp, K.bexp, K.strat, K.tmp = keys[9], keys[10], keys[11], keys[12]
-  K.gone, K.bref, K.lex, K.ring = keys[13], keys[14], keys[15], keys[16]
-  K.iexp = keys[17]
-  K.lease, K.lapsed, K.ejq, K.lapq = keys[18], keys[19], keys[20], keys[21]
-  K.journal = keys[22]
-  K.call = keys[23]
+  bindKeys(keys)
   K.away = nil
   agg.u, agg.r = 0, 0
 end
@@ -501,7 +485,7 @@ end
 
 -- Call replies: a call whose reply a second run could not recompute
 -- (created, deleted, how many completed, where orders moved) carries a
--- token "<random>:<ms>" and its own key (KEYS[23], named after the token),
+-- token "<random>:<ms>" and its own key (K.call, named after the token),
 -- in which it keeps its reply for ms (CALLMS for a token without one): as
 -- long as the Go call may wait for a reply (resend.go). A run that go-redis
 -- re-sends after a lost reply or a read timeout finds it and answers as
@@ -516,13 +500,21 @@ local function callPut(tok, reply)
   redis.call('SET', K.call, reply, 'PX', tonumber(string.match(tok, ':(%d+)$')) or CALLMS)
 end
 
+-- randPair returns the two random numbers of order i in s: one string of
+-- integers below 2^53 in RANDDIGITS hex digits each, two per order
+-- (strategies.go's appendRand); numbers it lacks count as 0.
+local function randPair(s, i)
+  local at = (i - 1) * 2 * RANDDIGITS
+  return tonumber(string.sub(s, at + 1, at + RANDDIGITS), 16) or 0,
+    tonumber(string.sub(s, at + RANDDIGITS + 1, at + 2 * RANDDIGITS), 16) or 0
+end
+
 local function poolExists() return redis.call('EXISTS', K.meta) == 1 end
 
--- COUNTERS are the pool's counts since its creation (dispatch.Counters),
--- fields of meta that the call that makes a change raises by how much it
--- changed, in the same script: a re-sent call changes nothing more, so it
--- counts nothing more. watch.lua reads them.
-local COUNTERS = {dispatched = 'n.d', completed = 'n.c', cancelled = 'n.x', moved = 'n.m', failed = 'n.f'}
+-- COUNTERS (the preamble's) are the pool's counts since its creation
+-- (dispatch.Counters), fields of meta that the call that makes a change
+-- raises by how much it changed, in the same call: a re-sent call changes
+-- nothing more, so it counts nothing more. watch.lua reads them.
 local function countUp(what, n)
   if n > 0 then redis.call('HINCRBY', K.meta, COUNTERS[what], n) end
 end

@@ -1,7 +1,7 @@
 -- pool_del.lua: remove a pool and all its state.
 --
--- KEYS: the pool's keys (lib.lua).
--- A: 1 call token.
+-- Keys: the pool's keys (lib.lua).
+-- Arguments (POOL_DEL): the call's token.
 -- Reply: 1. Errors: DISPATCH NOPOOL.
 --
 -- UNLINK frees the values in a background thread, so a pool of millions of
@@ -10,7 +10,7 @@
 -- instead of finding no pool.
 
 local function poolDel(A)
-  local tok = A[1]
+  local tok = A[POOL_DEL.token]
   if not poolExists() then
     if tok ~= '' and redis.call('GET', K.gone) == tok then return 1 end
     return fail('NOPOOL')

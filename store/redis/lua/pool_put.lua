@@ -1,26 +1,29 @@
 -- pool_put.lua: create a pool or update the fields given.
 --
--- KEYS: the pool's keys (lib.lua).
--- A: 1 nowMs, 2 retentionMs, 3 call token, 4 strategy, 5 slowStart ms;
---   '' keeps the field (or takes the default: waterfill, 0); 6 the version
---   of the Scales a ring was built for in steps (ring_build.lua), '' none;
---   7 the most Scales whose ring this call may build itself; 8
---   heartbeatTimeout ms, 9 onLapse, 10 maxFails, 11 failWindow ms, 12
---   ejectTime ms ('' keeps the option; health.lua names their meta fields).
+-- Keys: the pool's keys (lib.lua).
+-- Arguments (POOL_PUT): now ms, retention ms, the call's token, strategy,
+--   slowStart ms ('' keeps the field, or takes the default: waterfill, 0);
+--   ringVersion, the version of the Scales a ring was built for in steps
+--   (ring_build.lua), '' none; ringMax, the most Scales whose ring this
+--   call may build itself; heartbeatTimeout ms, onLapse, maxFails,
+--   failWindow ms, ejectTime ms ('' keeps the option; keys.go names their
+--   meta fields).
 -- Reply: {created (1 or 0), strategy, slowStart ms, createdAt ms, Scales,
 --   ht, ls, ol, mf, fw, et (false where absent)}.
 --   Errors: DISPATCH RINGSTALE (changing nothing): the ring built in steps
---   is not ready and the pool has more Scales than A[7].
+--   is not ready and the pool has more Scales than ringMax.
 --
 -- Changing the strategy deletes the strategy's state (strat) and the ring,
 -- and builds the ring anew for consistent-hash (ring.lua), unless a ring
 -- built in steps is ready for the pool's Scales.
 
 local function poolPut(A)
-  local now, ret, tok = tonumber(A[1]), tonumber(A[2]), A[3]
+  local P = POOL_PUT
+  local now, ret, tok = tonumber(A[P.now]), tonumber(A[P.retention]), A[P.token]
+  local strategy, ringVersion = A[P.strategy], A[P.ringVersion] or ''
   local created = 0
-  if A[4] == HASHED and redis.call('HGET', K.meta, 's') ~= HASHED and not ringReady(A[6] or '')
-      and redis.call('HLEN', K.scales) > (tonumber(A[7]) or 0) then
+  if strategy == HASHED and redis.call('HGET', K.meta, 's') ~= HASHED and not ringReady(ringVersion)
+      and redis.call('HLEN', K.scales) > (tonumber(A[P.ringMax]) or 0) then
     return fail('RINGSTALE')
   end
   if not poolExists() then
@@ -28,16 +31,16 @@ local function poolPut(A)
     redis.call('DEL', K.gone)
     redis.call('HSET', K.meta, 's', 'waterfill', 'ss', '0', 'c', fmt(now), 'u', '0', 'r', '0', 'lv', LAYOUT)
   end
-  if A[4] ~= '' and redis.call('HGET', K.meta, 's') ~= A[4] then
-    redis.call('HSET', K.meta, 's', A[4])
+  if strategy ~= '' and redis.call('HGET', K.meta, 's') ~= strategy then
+    redis.call('HSET', K.meta, 's', strategy)
     redis.call('UNLINK', K.strat)
-    ringReset(A[4], A[6] or '')
+    ringReset(strategy, ringVersion)
   end
-  if A[5] ~= '' then redis.call('HSET', K.meta, 'ss', A[5]) end
+  if A[P.slowStart] ~= '' then redis.call('HSET', K.meta, 'ss', A[P.slowStart]) end
   -- The health options (health.lua): heartbeats turned on start every
   -- Scale's lease now (leasesSince, dispatch.HealthOptions.Apply). Nothing is
   -- settled here: the next calls settle the Scales a change makes due.
-  local ht = A[8] or ''
+  local ht = A[P.heartbeatTimeout] or ''
   if ht ~= '' then
     if (tonumber(redis.call('HGET', K.meta, 'ht')) or 0) == 0 and tonumber(ht) > 0 then
       redis.call('HSET', K.meta, 'ls', fmt(now))
@@ -55,14 +58,15 @@ local function poolPut(A)
     end
     redis.call('HSET', K.meta, 'ht', ht)
   end
-  for i, f in ipairs({'ol', 'mf', 'fw', 'et'}) do
-    local v = A[8 + i] or ''
-    if v ~= '' then redis.call('HSET', K.meta, f, v) end
-  end
+  local function given(a) return (A[a] or '') ~= '' end
+  if given(P.onLapse) then redis.call('HSET', K.meta, 'ol', A[P.onLapse]) end
+  if given(P.maxFails) then redis.call('HSET', K.meta, 'mf', A[P.maxFails]) end
+  if given(P.failWindow) then redis.call('HSET', K.meta, 'fw', A[P.failWindow]) end
+  if given(P.ejectTime) then redis.call('HSET', K.meta, 'et', A[P.ejectTime]) end
 
   local prior = callGet(tok)
   if prior then created = tonumber(prior) else callPut(tok, fmt(created)) end
   sweep(now, ret)
-  local m = redis.call('HMGET', K.meta, 's', 'ss', 'c', 'ht', 'ls', 'ol', 'mf', 'fw', 'et')
+  local m = redis.call('HMGET', K.meta, unpack(POOLFIELDS))
   return {created, m[1], m[2], m[3], redis.call('HLEN', K.scales), m[4], m[5], m[6], m[7], m[8], m[9]}
 end

@@ -1,8 +1,8 @@
 -- read.lua: read one thing of a pool; changes nothing.
 --
--- KEYS: the pool's keys (lib.lua).
--- A: 1 what, 2 id, then for 'order' 3 nowMs, 4 retentionMs, for
---   'batch' 3 nowMs (a record past its time then reads as absent):
+-- Keys: the pool's keys (lib.lua).
+-- Arguments (READ): what, id, and for 'order' now ms and retention ms, for
+--   'batch' now ms (a record past its time then reads as absent); what is
 --   'pool'  -> {strategy, slowStart ms, createdAt ms, Scales, then the
 --              health options (health.lua) ht, ls, ol, mf, fw, et, each
 --              false where absent}
@@ -13,10 +13,10 @@
 -- Errors: DISPATCH NOPOOL.
 
 local function readOne(A)
-  local what, id = A[1], A[2]
+  local what, id = A[READ.what], A[READ.id]
   if not poolExists() then return fail('NOPOOL') end
   if what == 'pool' then
-    local m = redis.call('HMGET', K.meta, 's', 'ss', 'c', 'ht', 'ls', 'ol', 'mf', 'fw', 'et')
+    local m = redis.call('HMGET', K.meta, unpack(POOLFIELDS))
     return {m[1], m[2], m[3], redis.call('HLEN', K.scales), m[4], m[5], m[6], m[7], m[8], m[9]}
   elseif what == 'scale' then
     local c = getScale(id)
@@ -24,11 +24,11 @@ local function readOne(A)
     return scaleView(c)
   elseif what == 'order' then
     local o = getOrder(id)
-    if not o or not live(o, tonumber(A[3]), tonumber(A[4])) then return fail('NOORDER', id) end
+    if not o or not live(o, tonumber(A[READ.now]), tonumber(A[READ.retention])) then return fail('NOORDER', id) end
     return orderView(o)
   elseif what == 'batch' then
     local b = redis.call('HGET', K.batches, id)
-    if not b or not batchLive(b, tonumber(A[3])) then return fail('NOBATCH', id) end
+    if not b or not batchLive(b, tonumber(A[READ.now])) then return fail('NOBATCH', id) end
     return b
   elseif what == 'table' then
     return redis.call('ZRANGE', K.elig, 0, -1, 'WITHSCORES')

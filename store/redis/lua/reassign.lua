@@ -2,11 +2,10 @@
 -- eligible Scales with the pool's strategy, all or nothing, as a batch of
 -- those orders (oldest first) would be assigned.
 --
--- KEYS: the pool's keys (lib.lua).
--- A: 1 compId, 2 nowMs, 3 retentionMs, 4 cost cap (as dispatch.lua),
---   5 call token, 6 the random numbers: one string of 14-hex-digit
---   integers, two per order in order of assignment (numbers it lacks count
---   as 0).
+-- Keys: the pool's keys (lib.lua).
+-- Arguments (REASSIGN): compId, now ms, retention ms, maxCost (the cost
+--   cap, as dispatch.lua), the call's token, rand: the random numbers, two
+--   per order in order of assignment (lib.lua's randPair).
 -- Reply: {orderId, new compId, ...} oldest first; empty when the Scale has
 --   no outstanding orders. A retried call moves nothing twice and answers
 --   with the first run's moves (callGet). Errors: DISPATCH NOPOOL, NOSCALE,
@@ -18,7 +17,9 @@
 -- only; the first write comes after every check has passed.
 
 local function reassign(A)
-  local from, now, ret, maxCost, tok = A[1], tonumber(A[2]), tonumber(A[3]), tonumber(A[4]), A[5]
+  local P = REASSIGN
+  local from, now, ret = A[P.compId], tonumber(A[P.now]), tonumber(A[P.retention])
+  local maxCost, tok = tonumber(A[P.maxCost]), A[P.token]
   local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
   if not meta[1] then return fail('NOPOOL') end
   local prior = callGet(tok)
@@ -29,8 +30,7 @@ local function reassign(A)
   local src = getScale(from)
   if not src then return fail('NOSCALE', from) end
   if src.st ~= 'x' then
-    local names = {a = 'active', d = 'draining', x = 'down'}
-    return fail('SCALESTATE', from .. ' ' .. (names[src.st] or src.st))
+    return fail('SCALESTATE', from .. ' ' .. (STATENAMES[src.st] or src.st))
   end
 
   -- The Scale's outstanding orders, oldest first, from its own index.
@@ -49,11 +49,7 @@ local function reassign(A)
   if unlimited == 0 and room < n then return fail('NOELIG', fmt(room)) end
   local strategy = meta[1]
 
-  local function rnd(i)
-    local s, at = A[6], (i - 1) * 28
-    return tonumber(string.sub(s, at + 1, at + 14), 16) or 0,
-      tonumber(string.sub(s, at + 15, at + 28), 16) or 0
-  end
+  local function rnd(i) return randPair(A[P.rand], i) end
   local function hashKey(i)
     local k = recs[i].key
     if k == '' then return ids[i] end

@@ -8,7 +8,7 @@
 -- scores sort by member bytes, and '#' sorts below every byte a compId may
 -- hold, so the members compare as their compIds, as in balancing.Ring.
 
-local VNODES = 100 -- balancing.DefaultVNodes
+-- (VNODES is the preamble's, balancing.DefaultVNodes.)
 local HASHED = 'consistent-hash'
 
 -- hashPoint is balancing's hashPoint: KeyPoint of an order's key, and the

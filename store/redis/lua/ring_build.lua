@@ -5,13 +5,13 @@
 -- pool keeps its strategy meanwhile, and pool_put.lua then switches without
 -- building if the ring is ready (ringReady). The caller hashes the points.
 --
--- KEYS: the pool's keys (lib.lua).
--- A: 1 step: 'start' returns the version of the pool's Scales (meta
---   field sv) and empties the ring unless a build of that version began
---   (meta field rv), so that a build cut short resumes; 'add', if the
---   version is still A[2], places Scales: from A[3], each compId
---   followed by its VNODES points in order (balancing.RingPoints), a
---   Scale no longer registered or already placed skipped.
+-- Keys: the pool's keys (lib.lua).
+-- Arguments (RING_BUILD): step: 'start' returns the version of the pool's
+--   Scales (meta field sv) and empties the ring unless a build of that
+--   version began (meta field rv), so that a build cut short resumes;
+--   'add', if the version is still version, places scales: each compId
+--   followed by its VNODES points in order (balancing.RingPoints), a Scale
+--   no longer registered or already placed skipped.
 -- Reply: {'started', version}, {'added'}, {'stale'} (a Scale came or went:
 --   start again) or {'hashing'} (the pool already hashes: nothing to do).
 --   Errors: DISPATCH NOPOOL.
@@ -20,15 +20,15 @@ local function ringBuild(A)
   if not poolExists() then return fail('NOPOOL') end
   if redis.call('HGET', K.meta, 's') == HASHED then return {'hashing'} end
   local version = redis.call('HGET', K.meta, 'sv') or '0'
-  if A[1] == 'start' then
+  if A[RING_BUILD.step] == 'start' then
     if redis.call('HGET', K.meta, 'rv') ~= version then
       redis.call('UNLINK', K.ring)
       redis.call('HSET', K.meta, 'rv', version)
     end
     return {'started', version}
   end
-  if version ~= A[2] then return {'stale'} end
-  local i = 3
+  if version ~= A[RING_BUILD.version] then return {'stale'} end
+  local i = RING_BUILD.scales
   while i <= #A do
     local id = A[i]
     if redis.call('HEXISTS', K.scales, id) == 1 and

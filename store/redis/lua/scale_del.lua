@@ -1,7 +1,8 @@
 -- scale_del.lua: remove a Scale; with force, cancel its outstanding orders.
 --
--- KEYS: the pool's keys (lib.lua).
--- A: 1 compId, 2 nowMs, 3 retentionMs, 4 call token, 5 force ('1'/'0').
+-- Keys: the pool's keys (lib.lua).
+-- Arguments (SCALE_DEL): compId, now ms, retention ms, the call's token,
+--   force ('1'/'0').
 -- Reply: the number of orders cancelled. Errors: DISPATCH NOPOOL, NOSCALE,
 --   BUSY.
 --
@@ -9,7 +10,9 @@
 -- O(outstanding + the chunks that hold them).
 
 local function scaleDel(A)
-  local id, now, ret, tok, force = A[1], tonumber(A[2]), tonumber(A[3]), A[4], A[5] == '1'
+  local P = SCALE_DEL
+  local id, now, ret, tok = A[P.compId], tonumber(A[P.now]), tonumber(A[P.retention]), A[P.token]
+  local force = A[P.force] == '1'
   if not poolExists() then return fail('NOPOOL') end
 
   local c = getScale(id)

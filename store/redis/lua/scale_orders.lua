@@ -1,15 +1,17 @@
 -- scale_orders.lua: one page of a Scale's outstanding orders, oldest first;
 -- changes nothing.
 --
--- KEYS: the pool's keys (lib.lua).
--- A: 1 compId, 2 limit, 3 cursor chunk (hexadecimal, '' for the first page),
---   4 cursor order id (the last order of the previous page).
+-- Keys: the pool's keys (lib.lua).
+-- Arguments (SCALE_ORDERS): compId, limit, the cursor's chunk
+--   (hexadecimal, '' for the first page) and after, its order id (the last
+--   order of the previous page).
 -- Reply: {more (1/0), next chunk (hexadecimal), id, view, id, view, ...}, each
 --   view as orderView shows it. A cursor order that has left its chunk since
 --   resumes at the chunk's start. Errors: DISPATCH NOPOOL, NOSCALE.
 
 local function scaleOrders(A)
-  local comp, limit, cchunk, cid = A[1], tonumber(A[2]), A[3], A[4]
+  local P = SCALE_ORDERS
+  local comp, limit, cchunk, cid = A[P.compId], tonumber(A[P.limit]), A[P.chunk], A[P.after]
   if not poolExists() then return fail('NOPOOL') end
   if redis.call('HEXISTS', K.scales, comp) == 0 then return fail('NOSCALE', comp) end
 

@@ -1,9 +1,9 @@
 -- scales_list.lua: one page of a pool's Scales by (orderCount, compId).
 --
--- KEYS: the pool's keys (lib.lua).
--- A: 1 limit, 2 cursor orderCount ('' for the first page), 3 cursor
---   compId: the page starts after the Scale (orderCount, compId), whether
---   or not it is still there.
+-- Keys: the pool's keys (lib.lua).
+-- Arguments (SCALES_LIST): limit, the cursor's count (orderCount, '' for
+--   the first page) and after (compId): the page starts after the Scale
+--   (orderCount, compId), whether or not it is still there.
 -- Reply: {more (1 or 0), compId, orderCount, Scale as scaleView shows it,
 --   ...}.
 -- Errors: DISPATCH NOPOOL.
@@ -12,20 +12,20 @@
 -- merges the next limit + 1 of each.
 
 local function scalesList(A)
-  local limit = tonumber(A[1])
+  local limit, after, afterId = tonumber(A[SCALES_LIST.limit]), A[SCALES_LIST.count], A[SCALES_LIST.after]
   if not poolExists() then return fail('NOPOOL') end
 
   -- from returns the first rank of ZSET z after the cursor. Ranks [lo, hi)
   -- hold the cursor's count; binary search them for the first compId after
   -- the cursor's, by bytes.
   local function from(z)
-    if A[2] == '' then return 0 end
-    local lo = redis.call('ZCOUNT', z, '-inf', '(' .. A[2])
-    local hi = redis.call('ZCOUNT', z, '-inf', A[2])
+    if after == '' then return 0 end
+    local lo = redis.call('ZCOUNT', z, '-inf', '(' .. after)
+    local hi = redis.call('ZCOUNT', z, '-inf', after)
     while lo < hi do
       local mid = math.floor((lo + hi) / 2)
       local m = redis.call('ZRANGE', z, mid, mid)[1]
-      if less(A[3], m) then hi = mid else lo = mid + 1 end
+      if less(afterId, m) then hi = mid else lo = mid + 1 end
     end
     return lo
   end

@@ -1,9 +1,9 @@
 -- tick.lua: one bounded share of a pool's health work (dispatch.TickRequest).
 --
--- KEYS: the pool's keys (lib.lua).
--- A: 1 nowMs, 2 retentionMs, 3 limit, 4 cost cap (as dispatch.lua), 5 the
---   random numbers: one string of 14-hex-digit integers, two per order that
---   may move (numbers it lacks count as 0).
+-- Keys: the pool's keys (lib.lua).
+-- Arguments (TICK): now ms, retention ms, limit, maxCost (the cost cap, as
+--   dispatch.lua), rand: the random numbers, two per order that may move
+--   (lib.lua's randPair).
 -- Reply: {more (1/0), unsettled, dropped, k, k changes "compId|from|to|atMs",
 --   then triples orderId, from, to of the orders moved}. Errors: DISPATCH
 --   NOPOOL.
@@ -24,7 +24,9 @@
 -- Scale per order cut to cost cap / eligible Scales.
 
 local function tick(A)
-  local now, ret, limit, maxCost = tonumber(A[1]), tonumber(A[2]), tonumber(A[3]), tonumber(A[4])
+  local P = TICK
+  local now, ret, limit, maxCost = tonumber(A[P.now]), tonumber(A[P.retention]), tonumber(A[P.limit]),
+    tonumber(A[P.maxCost])
   if not poolExists() then return fail('NOPOOL') end
   local o = healthOpts()
 
@@ -52,11 +54,7 @@ local function tick(A)
       local ids, take = ownFront(from, n)
       local recs = {}
       for i, v in ipairs(hmgetList(K.orders, ids)) do recs[i] = decOrder(v) end
-      local function rnd(i)
-        local s, at = A[5], (i - 1) * 28
-        return tonumber(string.sub(s, at + 1, at + 14), 16) or 0,
-          tonumber(string.sub(s, at + 15, at + 28), 16) or 0
-      end
+      local function rnd(i) return randPair(A[P.rand], i) end
       local function hashKey(i)
         local k = recs[i].key
         if k == '' then return ids[i] end

@@ -1,8 +1,8 @@
 -- watch.lua: a pool as its watchers see it (dispatch.Snapshot); changes
 -- nothing.
 --
--- KEYS: the pool's keys (lib.lua).
--- A: 1 edge, 2 buckets.
+-- Keys: the pool's keys (lib.lua).
+-- Arguments (WATCH): edge, buckets.
 -- Reply: {strategy, slowStart ms, createdAt ms, Scales, dispatched,
 --   completed, cancelled, moved, failed, histogram, compId, orderCount,
 --   Scale as scaleView shows it, ...}: every Scale when there are at most
@@ -14,7 +14,7 @@
 -- elig and load (getScale), merged here as scales_list.lua merges them.
 
 local function watch(A)
-  local edge, buckets = tonumber(A[1]), tonumber(A[2])
+  local edge, buckets = tonumber(A[WATCH.edge]), tonumber(A[WATCH.buckets])
   local m = redis.call('HMGET', K.meta, 's', 'ss', 'c', COUNTERS.dispatched, COUNTERS.completed,
     COUNTERS.cancelled, COUNTERS.moved, COUNTERS.failed)
   if not m[1] then return fail('NOPOOL') end

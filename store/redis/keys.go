@@ -1,0 +1,179 @@
+package redis
+
+// The key schema. All keys of pool NAME share the hash tag {pool:NAME}, so
+// that a pool lives in one Cluster slot: each is "dispatch:{pool:NAME}:"
+// and one of the names below. Every function call gets poolKeys in this
+// order as its keys, and a call with a token its call key after them
+// (callToken); the Lua names them K.<name> (bindKeys, which the library's
+// preamble makes from poolKeys, preamble.go). TestLuaKeys checks that the
+// Lua uses no other key and no meta field but those below.
+const (
+	// keyMeta HASH: the pool's own fields, the meta* constants; its
+	// existence is the pool's.
+	keyMeta = "meta"
+	// keyScales HASH: compId → Scale record (doc.go, Records).
+	keyScales = "scales"
+	// keyLoad ZSET: compId → orderCount, the Scales that are not eligible.
+	keyLoad = "load"
+	// keyElig ZSET: compId → orderCount, the eligible Scales: sorted, it is
+	// the waterfill's compIdArr. Each Scale is in one of elig and load, so
+	// a dispatch updates one sorted set, and ListScales merges the two.
+	keyElig = "elig"
+	// keyOrders HASH: orderId → order record.
+	keyOrders = "orders"
+	// keyOwn HASH: each Scale's assigned orders, oldest first, in chunks
+	// (for DeleteScale with force, Reassign and ListScaleOrders): compId →
+	// "tailChunk|lowChunk|prev|id,id,…," the tail, "compId chunk" →
+	// "prev|next|id,id,…," the sealed chunks below it, linked through the
+	// chunks before and after that hold orders ('' for the next number); a
+	// tail of 256 bytes of ids is sealed before the next order joins it
+	// (lua/own.lua).
+	keyOwn = "own"
+	// keyBatches HASH: batchId → batch record.
+	keyBatches = "batches"
+	// keyIdem HASH: the first 12 bytes of the SHA-256 of an
+	// Idempotency-Key → batchId and the first 8 bytes of the SHA-256 of the
+	// request's fingerprint (idem.go); the key is held while the batch it
+	// names is.
+	keyIdem = "idem"
+	// keyOexp LIST: "expiresMs|orderId", orders as they complete or cancel.
+	keyOexp = "oexp"
+	// keyBexp LIST: "expiresMs|batchId", batches without an
+	// Idempotency-Key as they are recorded.
+	keyBexp = "bexp"
+	// keyStrat HASH: the strategy's state, deleted when the strategy
+	// changes: last (round-robin, weighted-response-time), c
+	// (weighted-round-robin), compId → current weight
+	// (smooth-weighted-round-robin, least-connections).
+	keyStrat = "strat"
+	// keyTmp ZSET: scratch of a dry run, deleted before its call ends.
+	keyTmp = "tmp"
+	// keyGone STRING: the token of the call that deleted the pool, for a
+	// minute.
+	keyGone = "gone"
+	// keyBref HASH: ref → "batchId|createdAt ms|orders", what the orders
+	// of one batch share, kept while any of them is stored; meta's
+	// metaBatchRef numbers the refs.
+	keyBref = "bref"
+	// keyLex ZSET: compId → 0, the eligible Scales in compId order, for
+	// the strategies that pick by rank or by name.
+	keyLex = "lex"
+	// keyRing ZSET: "compId#j" → point, the consistent-hash ring of every
+	// registered Scale (j < balancing.DefaultVNodes), kept while that is
+	// the strategy (lua/ring.lua), and built in steps before a switch to
+	// it (lua/ring_build.lua).
+	keyRing = "ring"
+	// keyIexp LIST: "expiresMs|" and a key's 12-byte hash, the
+	// Idempotency-Keys (and so their batches) as they are recorded.
+	keyIexp = "iexp"
+	// keyLease ZSET: compId → lastHeartbeat ms, the Scales not recorded
+	// lapsed: those whose lease has run out are a range of it
+	// (lua/health.lua).
+	keyLease = "lease"
+	// keyLapsed ZSET: compId → lastHeartbeat ms, the Scales recorded
+	// lapsed.
+	keyLapsed = "lapsed"
+	// keyEjq ZSET: compId → ejectedUntil ms, the Scales recorded ejected.
+	keyEjq = "ejq"
+	// keyLapq ZSET: compId → 0, the lapsed Scales that hold orders, which
+	// ticks move with onLapse reassign (lua/tick.lua).
+	keyLapq = "lapq"
+	// keyJournal LIST: "compId|from|to|atMs", the health changes no tick
+	// has taken yet, oldest first, at most dispatch.MaxJournal.
+	keyJournal = "journal"
+	// keyCall STRING, "call:TOKEN": the answer of the call of that token,
+	// until the call's deadline (resend.go); the key after poolKeys of
+	// the calls that keep one (callToken), K.call in the Lua.
+	keyCall = "call"
+)
+
+// poolKeys are a pool's keys in the order every function gets them.
+var poolKeys = []string{
+	keyMeta, keyScales, keyLoad, keyElig, keyOrders, keyOwn, keyBatches, keyIdem,
+	keyOexp, keyBexp, keyStrat, keyTmp, keyGone, keyBref, keyLex, keyRing, keyIexp,
+	keyLease, keyLapsed, keyEjq, keyLapq, keyJournal,
+}
+
+// The fields of a pool's meta.
+const (
+	metaStrategy  = "s"  // the strategy's name
+	metaSlowStart = "ss" // slowStart ms
+	metaCreated   = "c"  // createdAt ms
+	// metaLayout is the layout of the pool's keys and records (layout).
+	metaLayout = "lv"
+	// metaUnlimited counts the eligible Scales without maxOrders.
+	metaUnlimited = "u"
+	// metaRoom is Σ(maxOrders − orderCount) of the other eligible Scales.
+	metaRoom = "r"
+	// metaScalesVersion is the version of the set of Scales: one more at
+	// each registration or deletion, for lua/ring_build.lua.
+	metaScalesVersion = "sv"
+	// metaRingVersion is the metaScalesVersion a ring built in steps
+	// (lua/ring_build.lua) began at.
+	metaRingVersion = "rv"
+	// metaBatchRef numbers the batches' refs in keyBref: the last one
+	// given.
+	metaBatchRef = "bn"
+	// The pool's counters since its creation (dispatch.Counters), which
+	// the call that makes a change raises by how much it changed: orders
+	// dispatched, completed, cancelled, moved, and failure reports counted.
+	metaDispatched = "n.d"
+	metaCompleted  = "n.c"
+	metaCancelled  = "n.x"
+	metaMoved      = "n.m"
+	metaFailed     = "n.f"
+	// The pool's health options (lua/health.lua): heartbeatTimeout ms,
+	// leasesSince ms, onLapse, maxFails, failWindow ms, ejectTime ms; and
+	// the changes the journal dropped since a tick took them.
+	metaHeartbeatTimeout = "ht"
+	metaLeasesSince      = "ls"
+	metaOnLapse          = "ol"
+	metaMaxFails         = "mf"
+	metaFailWindow       = "fw"
+	metaEjectTime        = "et"
+	metaJournalDropped   = "jd"
+)
+
+// metaFields are every field of meta (earlier builds also kept rc, the
+// call ring, which no build reads now).
+var metaFields = []string{
+	metaStrategy, metaSlowStart, metaCreated, metaLayout, metaUnlimited, metaRoom,
+	metaScalesVersion, metaRingVersion, metaBatchRef,
+	metaDispatched, metaCompleted, metaCancelled, metaMoved, metaFailed,
+	metaHeartbeatTimeout, metaLeasesSince, metaOnLapse, metaMaxFails, metaFailWindow,
+	metaEjectTime, metaJournalDropped,
+}
+
+// poolFields are the fields of meta that a Pool shows, as lua/read.lua and
+// lua/pool_put.lua read them too (POOLFIELDS): strategy, slowStart,
+// createdAt, then the health options.
+var poolFields = []string{
+	metaStrategy, metaSlowStart, metaCreated,
+	metaHeartbeatTimeout, metaLeasesSince, metaOnLapse, metaMaxFails, metaFailWindow, metaEjectTime,
+}
+
+// layout is the layout of a pool's keys and records (doc.go) that this
+// build reads and writes, in meta's metaLayout. Pools of earlier layouts
+// have another or none: a dispatch refuses them (the other calls fail on
+// their records), see docs/operations.md, Upgrades.
+const layout = "4"
+
+// poolPrefix is what every key of pool begins with.
+func poolPrefix(pool string) string { return "dispatch:{pool:" + pool + "}:" }
+
+// keysOf returns the keys of a pool in the order of poolKeys.
+func keysOf(pool string) []string {
+	p := poolPrefix(pool)
+	keys := make([]string, len(poolKeys), len(poolKeys)+1)
+	for i, k := range poolKeys {
+		keys[i] = p + k
+	}
+	return keys
+}
+
+// callKey is the key under which a function keeps the reply of call token
+// tok in pool (callToken).
+func callKey(pool, tok string) string { return poolPrefix(pool) + keyCall + ":" + tok }
+
+// metaKey is the pool's record, whose existence is the pool's.
+func metaKey(pool string) string { return poolPrefix(pool) + keyMeta }

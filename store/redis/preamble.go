@@ -1,0 +1,113 @@
+package redis
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dispatcher/dispatcher/balancing"
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// The constants the Lua shares with Go (these and others: layout,
+// randDigits, maxResend, dispatch's limits). The library's preamble defines
+// each for the Lua from its Go value, so the Lua never restates one.
+const (
+	// sweepBatch is how many expired records one call removes from each
+	// retention queue (lib.lua's sweep, doc.go's Retention).
+	sweepBatch = 128
+)
+
+// preamble is the start of the library, made from Go at init: the
+// constants the Lua shares with Go, the binding of the keys (bindKeys, from
+// poolKeys) and the functions' argument positions (each function's args,
+// a table per function named after it in capitals: A[FINISH.now]). Each
+// is a local of the library's chunk, which its functions keep as upvalues:
+// a constant costs a call no more than a literal did, an argument's
+// position one table lookup.
+func preamble(fns []*function) string {
+	var b luaWriter
+	b.line("-- The preamble, made by store/redis/preamble.go from Go's constants.")
+	b.str("LAYOUT", layout)
+	b.num("SWEEP", sweepBatch)
+	b.num("CALLMS", maxResend.Milliseconds())
+	b.num("MAXCOUNT", dispatch.MaxOrderCount)
+	b.num("RANDDIGITS", randDigits)
+	b.num("VNODES", balancing.DefaultVNodes)
+	b.num("FAILWINDOW", dispatch.DefaultFailWindow.Milliseconds())
+	b.num("EJECTTIME", dispatch.DefaultEjectTime.Milliseconds())
+	b.num("EJECTFACTOR", dispatch.MaxEjectionFactor)
+	b.num("JOURNAL", dispatch.MaxJournal)
+	b.table("COUNTERS", true, []string{"dispatched", metaDispatched, "completed", metaCompleted,
+		"cancelled", metaCancelled, "moved", metaMoved, "failed", metaFailed})
+	b.list("POOLFIELDS", poolFields)
+	b.table("STATENAMES", true, []string{codeOfState[dispatch.Active], string(dispatch.Active),
+		codeOfState[dispatch.Draining], string(dispatch.Draining), codeOfState[dispatch.Down], string(dispatch.Down)})
+
+	b.line("")
+	b.line("-- K names the pool's keys; bindKeys binds them at the start of each call.")
+	b.line("local K = {}")
+	b.line("local function bindKeys(keys)")
+	for i, k := range poolKeys {
+		b.line(fmt.Sprintf("  K.%s = keys[%d]", k, i+1))
+	}
+	b.line(fmt.Sprintf("  K.%s = keys[%d]", keyCall, len(poolKeys)+1))
+	b.line("end")
+
+	b.line("")
+	b.line("-- The functions' arguments: A[NAME.arg] (functions.go).")
+	for _, fn := range fns {
+		if len(fn.args) == 0 {
+			continue
+		}
+		kv := make([]string, 0, 2*len(fn.args))
+		for i, a := range fn.args {
+			kv = append(kv, a, strconv.Itoa(i+1))
+		}
+		b.table(strings.ToUpper(fn.name), false, kv)
+	}
+	return b.String()
+}
+
+// luaWriter writes Lua definitions.
+type luaWriter struct{ strings.Builder }
+
+func (w *luaWriter) line(s string) { w.WriteString(s + "\n") }
+
+func (w *luaWriter) num(name string, v int64) {
+	w.line(fmt.Sprintf("local %s = %d", name, v))
+}
+
+func (w *luaWriter) str(name, v string) { w.line(fmt.Sprintf("local %s = %s", name, luaQuote(v))) }
+
+// table defines a table of string keys whose values are strings (quote)
+// or Lua expressions: kv is a flat list of keys and values.
+func (w *luaWriter) table(name string, quote bool, kv []string) {
+	parts := make([]string, 0, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		v := kv[i+1]
+		if quote {
+			v = luaQuote(v)
+		}
+		parts = append(parts, "["+luaQuote(kv[i])+"] = "+v)
+	}
+	w.line("local " + name + " = {" + strings.Join(parts, ", ") + "}")
+}
+
+// list defines a list of strings.
+func (w *luaWriter) list(name string, vs []string) {
+	q := make([]string, len(vs))
+	for i, s := range vs {
+		q[i] = luaQuote(s)
+	}
+	w.line("local " + name + " = {" + strings.Join(q, ", ") + "}")
+}
+
+// luaQuote quotes s as a Lua string; the constants hold no quote or
+// backslash.
+func luaQuote(s string) string {
+	if strings.ContainsAny(s, "'\\\n") {
+		panic("redis: a Lua constant with a quote: " + s)
+	}
+	return "'" + s + "'"
+}
