@@ -12,7 +12,7 @@
 // runs unchanged on Redis Cluster.
 //
 // go-redis re-sends a command after a dropped connection or a read timeout,
-// so a script may run twice for one call. Every mutating script is
+// so a function may run twice for one call. Every mutating function is
 // idempotent: a dispatch first looks up its batch id (and Idempotency-Key);
 // completion and cancellation leave finished orders as they are; the calls
 // whose answer a second run could not recompute (created, deleted, how many
@@ -38,7 +38,7 @@
 //
 //	dispatch:pools ZSET  every pool name, score 0, in byte order
 //
-// The pool list spans slots, so it cannot change in the same script as the
+// The pool list spans slots, so it cannot change in the same function call as the
 // pool: a name is added before the pool is created and again after, and
 // removed after the pool is deleted (added back if the pool was re-created
 // meanwhile). Readers skip names without a pool. Deleting a pool UNLINKs its
@@ -102,14 +102,14 @@
 // is not up leaves elig and lex as one that is not active does. Ticks
 // (lua/tick.lua) settle at most a limit of Scales, move at most a limit of
 // a lapsed Scale's oldest orders from the front of its own index, and take
-// the journal's changes; each is one script call whose work is bounded by
+// the journal's changes; each is one function call whose work is bounded by
 // the limit, not by the size of the pool or of the Scale.
 //
 // # Failures
 //
 // A Redis that cannot be reached gives [dispatch.ErrUnavailable]; a dispatch
 // that was sent but not answered gives a [*dispatch.IndeterminateError] with
-// its batch id, since the script may have run. With Options.WaitReplicas,
+// its batch id, since the function may have run. With Options.WaitReplicas,
 // an answer whose replicas did not confirm it gives
 // [dispatch.ErrNotReplicated] (wait.go, share.go). Use [NewClient] for a client
 // whose timeouts and retries suit this store.
