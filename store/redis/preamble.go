@@ -34,6 +34,8 @@ func preamble(fns []*function) string {
 	b.num("MAXCOUNT", dispatch.MaxOrderCount)
 	b.num("RANDDIGITS", randDigits)
 	b.num("VNODES", balancing.DefaultVNodes)
+	b.str("DEFAULTSTRATEGY", string(dispatch.DefaultStrategy))
+	b.str("HASHED", hashedStrategy())
 	b.num("FAILWINDOW", dispatch.DefaultFailWindow.Milliseconds())
 	b.num("EJECTTIME", dispatch.DefaultEjectTime.Milliseconds())
 	b.num("EJECTFACTOR", dispatch.MaxEjectionFactor)
@@ -67,6 +69,25 @@ func preamble(fns []*function) string {
 		b.table(strings.ToUpper(fn.name), false, kv)
 	}
 	return b.String()
+}
+
+// hashedStrategy returns the name of the strategy of balancing's registry
+// that keeps a consistent-hash ring (ring.lua keeps one per pool). It
+// panics unless there is exactly one.
+func hashedStrategy() string {
+	name := ""
+	for _, s := range balancing.Strategies() {
+		if s.Kind == balancing.Hashed {
+			if name != "" {
+				panic("redis: ring.lua keeps one ring, and two strategies are of kind Hashed")
+			}
+			name = s.Name
+		}
+	}
+	if name == "" {
+		panic("redis: no strategy of kind Hashed for ring.lua")
+	}
+	return name
 }
 
 // luaWriter writes Lua definitions.

@@ -29,7 +29,7 @@ local function poolPut(A)
   if not poolExists() then
     created = 1
     redis.call('DEL', K.gone)
-    redis.call('HSET', K.meta, 's', 'waterfill', 'ss', '0', 'c', fmt(now), 'u', '0', 'r', '0', 'lv', LAYOUT)
+    redis.call('HSET', K.meta, 's', DEFAULTSTRATEGY, 'ss', '0', 'c', fmt(now), 'u', '0', 'r', '0', 'lv', LAYOUT)
   end
   if strategy ~= '' and redis.call('HGET', K.meta, 's') ~= strategy then
     redis.call('HSET', K.meta, 's', strategy)

@@ -8,8 +8,8 @@
 -- scores sort by member bytes, and '#' sorts below every byte a compId may
 -- hold, so the members compare as their compIds, as in balancing.Ring.
 
--- (VNODES is the preamble's, balancing.DefaultVNodes.)
-local HASHED = 'consistent-hash'
+-- (VNODES is the preamble's, balancing.DefaultVNodes; HASHED, the name of
+-- the strategy of kind Hashed in balancing's registry, too.)
 
 -- hashPoint is balancing's hashPoint: KeyPoint of an order's key, and the
 -- ring position of compId#j.
