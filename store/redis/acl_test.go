@@ -33,7 +33,7 @@ var aclCommands = []string{
 	"cluster|slots",
 	// In the scripts.
 	"del", "get", "hdel", "hexists", "hget", "hgetall", "hincrby", "hkeys", "hset",
-	"lrange", "ltrim", "rpush", "unlink", "zcount", "zscore", "zmscore", "zunionstore",
+	"lrange", "ltrim", "rpush", "unlink", "zcount", "zincrby", "zscore", "zmscore", "zunionstore",
 	// The rate limiter's script (redis_rate: EVALSHA first, EVAL when
 	// Redis has not seen it since it started), on Redis's clock.
 	"evalsha", "eval", "time",

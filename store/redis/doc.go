@@ -86,7 +86,9 @@
 // a window shorter than that its queue may hold an entry behind a later
 // one for as long. Every successful mutating call removes up to 128 expired
 // entries from each queue, and 128 more for every 128 orders it finishes
-// (sweepFor in lib.lua), so that calls remove more than they add. Until
+// (sweepFor in lib.lua), so that calls remove more than they add; a call
+// before meta's sw (the earliest head) reads no queue at all, and a push
+// onto an empty queue drops sw (queuePush). Until
 // then a record whose time has passed counts as absent for every method
 // that is given the time, exactly as in store/memory. Call replies are keys
 // of their own with a TTL (PX) that Redis expires by itself.
@@ -96,8 +98,10 @@
 // A Scale's health is recorded in its record and kept in step with the
 // indexes lease, lapsed and ejq (lib.lua's healthIndex), so that a call
 // finds the Scales whose health is due to change at its time by ranges of
-// them, never by reading the pool: a dispatch reads three entries when no
-// Scale is due, and settles the due ones before it picks, so no order goes
+// them, never by reading the pool; a dispatch before meta's hd reads
+// nothing more, as no Scale can be due, and every change that could bring
+// a Scale due sooner drops hd (lib.lua's healthIndex, a new heartbeat
+// timeout). A dispatch settles the due ones before it picks, so no order goes
 // to a Scale whose lease has run out even if no tick has run. A Scale that
 // is not up leaves elig and lex as one that is not active does. Ticks
 // (lua/tick.lua) settle at most a limit of Scales, move at most a limit of

@@ -132,6 +132,16 @@ const (
 	metaFailWindow       = "fw"
 	metaEjectTime        = "et"
 	metaJournalDropped   = "jd"
+	// metaSweepAt is the earliest time (ms) of the heads of keyOexp,
+	// keyBexp and keyIexp (absent: unknown; 2^53 − 1: all empty), so that
+	// a call reads the queues only once one of them has passed
+	// (lib.lua's sweepDue); a push onto an empty queue drops it.
+	metaSweepAt = "sw"
+	// metaHealthDue is the time (ms) before which no lease runs out and no
+	// ejection ends (absent: unknown), followed by "r" while a Scale is
+	// recorded lapsed (lua/health.lua's settleCached); every change that
+	// could bring a Scale due sooner drops it.
+	metaHealthDue = "hd"
 )
 
 // metaFields are every field of meta (earlier builds also kept rc, the
@@ -141,7 +151,7 @@ var metaFields = []string{
 	metaScalesVersion, metaRingVersion, metaBatchRef,
 	metaDispatched, metaCompleted, metaCancelled, metaMoved, metaFailed,
 	metaHeartbeatTimeout, metaLeasesSince, metaOnLapse, metaMaxFails, metaFailWindow,
-	metaEjectTime, metaJournalDropped,
+	metaEjectTime, metaJournalDropped, metaSweepAt, metaHealthDue,
 }
 
 // poolFields are the fields of meta that a Pool shows, as lua/read.lua and
@@ -156,7 +166,7 @@ var poolFields = []string{
 // build reads and writes, in meta's metaLayout. Pools of earlier layouts
 // have another or none: a dispatch refuses them (the other calls fail on
 // their records), see docs/operations.md, Upgrades.
-const layout = "4"
+const layout = "5"
 
 // poolPrefix is what every key of pool begins with.
 func poolPrefix(pool string) string { return "dispatch:{pool:" + pool + "}:" }

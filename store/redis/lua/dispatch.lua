@@ -24,41 +24,67 @@
 -- Settling the pool's due Scales comes first (dispatch.Store.Dispatch);
 -- then validation reads only, and the first write of the batch comes after
 -- every check has passed.
--- A new batch ends with a sweep of expired records, unless noSweep is set:
--- the caller sweeps.
+--
+-- A call reads meta once (callMeta) and writes it once at its end
+-- (metaFlush): the batch counter bn, the counter n.d, the free-room
+-- aggregates u and r, and the times sw and hd that let a call skip the
+-- sweep and the settling while nothing is due. dispatch_many.lua shares
+-- them among its batches.
 
-local function dispatchBatch(A, o, noSweep)
-  local bid, now, ret = A[o + 1], tonumber(A[o + 2]), tonumber(A[o + 3])
-  local ikey, fp, ittl, dry = A[o + 4], A[o + 5], tonumber(A[o + 6]), A[o + 7] == '1'
-  local n = tonumber(A[o + 8])
-  local function oid(i) return A[o + 7 + 2 * i] end
-  local function okey(i) return A[o + 8 + 2 * i] end
-  local maxCost = tonumber(A[o + 9 + 2 * n])
-  local floor = tonumber(A[o + 11 + 2 * n]) or 0
-  -- rnd returns the two random numbers of order i.
-  local function rnd(i)
-    local s, at = A[o + 10 + 2 * n], (i - 1) * 28
-    return tonumber(string.sub(s, at + 1, at + 14), 16), tonumber(string.sub(s, at + 15, at + 28), 16)
-  end
-  -- hashKey is what consistent-hash hashes: the order's key, else its id.
-  local function hashKey(i)
-    local k = okey(i)
-    if k == '' then return oid(i) end
-    return k
-  end
+-- callMeta reads what a dispatch call needs of meta, or returns nil and an
+-- error reply (NOPOOL, LAYOUT).
+local function callMeta()
+  local m = redis.call('HMGET', K.meta, 's', 'u', 'r', 'lv', 'ht', 'ls', 'bn', 'n.d', 'sw', 'hd')
+  if not m[1] then return nil, fail('NOPOOL') end
+  if m[4] ~= LAYOUT then return nil, fail('LAYOUT') end
+  local u, r = tonumber(m[2]) or 0, tonumber(m[3]) or 0
+  return {s = m[1], u = u, r = r, u0 = u, r0 = r, us = m[2], rs = m[3], ht = m[5], ls = m[6], bn = m[7], nd = m[8],
+    sw = m[9], sw0 = m[9], hd = m[10], hd0 = m[10], n = 0}
+end
 
-  local staleBid
-  local meta = redis.call('HMGET', K.meta, 's', 'u', 'r', 'lv', 'ht', 'ls')
-  if not meta[1] then return fail('NOPOOL') end
-  if meta[4] ~= LAYOUT then return fail('LAYOUT') end
-  -- No order goes to a Scale whose lease has run out, whether or not a
-  -- tick has noticed: the due Scales are settled first (health.lua), which
-  -- costs three index ranges when none is due.
-  local hopts = {ht = tonumber(meta[5]) or 0, ls = tonumber(meta[6]) or 0}
-  if settleDue(now, hopts, nil) > 0 then
+-- metaFlush writes what the call changed in meta, in one command (and
+-- one more when sw or hd changed).
+local function metaFlush(cx)
+  if cx.n > 0 then
+    -- (u and r as read unless changed: formatting a number costs)
+    local u, r = cx.us, cx.rs
+    if cx.u ~= cx.u0 then u = fmt(cx.u) end
+    if cx.r ~= cx.r0 then r = fmt(cx.r) end
+    local nd = fmt((tonumber(cx.nd) or 0) + cx.n)
+    redis.call('HSET', K.meta, 'bn', fmt(cx.bn), 'n.d', nd, 'u', u or '0', 'r', r or '0')
+  end
+  -- (sw and hd change seldom)
+  if cx.sw ~= cx.sw0 then
+    if cx.sw then redis.call('HSET', K.meta, 'sw', cx.sw) else redis.call('HDEL', K.meta, 'sw') end
+  end
+  if cx.hd ~= cx.hd0 then
+    if cx.hd then redis.call('HSET', K.meta, 'hd', cx.hd) else redis.call('HDEL', K.meta, 'hd') end
+  end
+end
+
+-- settleFor settles the pool's due Scales at now (health.lua's
+-- settleCached): no order goes to a Scale whose lease has run out,
+-- whether or not a tick has noticed.
+local function settleFor(cx, now)
+  local done
+  done, cx.hd = settleCached(now, cx, cx.hd)
+  if done > 0 then
+    -- settled changes are in meta (flushAgg); the call's own are not yet
     local m = redis.call('HMGET', K.meta, 'u', 'r')
-    meta[2], meta[3] = m[1], m[2]
+    local u, r = tonumber(m[1]) or 0, tonumber(m[2]) or 0
+    cx.u, cx.r, cx.u0, cx.r0, cx.us, cx.rs = u + cx.u - cx.u0, r + cx.r - cx.r0, u, r, m[1], m[2]
   end
+end
+
+-- dispatchBatch assigns the batch of arguments A[o + 1 …] in call cx
+-- (callMeta) and records it; it returns its reply, or an error reply
+-- having written nothing of the batch.
+local function dispatchBatch(A, o, cx)
+  local bid, at, now, ret = A[o + 1], A[o + 2], tonumber(A[o + 2]), tonumber(A[o + 3])
+  local ikey, fp, dry = A[o + 4], A[o + 5], A[o + 7] == '1'
+  local n = tonumber(A[o + 8])
+  local staleBid
+  settleFor(cx, now)
 
   if not dry then
     if bid == '' then return fail('INVALID', 'a batch needs an id') end
@@ -77,69 +103,96 @@ local function dispatchBatch(A, o, noSweep)
   end
 
   if n == 0 then return fail('EMPTY') end
-  local seen, stale, idList = {}, {}, {}
+  local seen, stale, idList, keys = {}, {}, {}, {}
   for i = 1, n do
-    local id = oid(i)
+    local id = A[o + 7 + 2 * i]
     if seen[id] then return fail('DUP', id) end
     seen[id] = true
-    idList[i] = id
+    idList[i], keys[i] = id, A[o + 8 + 2 * i]
   end
   local held = hmgetList(K.orders, idList)
   for i = 1, n do
-    local o = held[i] and decOrder(held[i])
-    if o then
-      if live(o, now, ret) then return fail('EXISTS', idList[i]) end
-      stale[#stale + 1] = o -- expired, not yet swept: this batch replaces it
+    local h = held[i] and decOrder(held[i])
+    if h then
+      if live(h, now, ret) then return fail('EXISTS', idList[i]) end
+      stale[#stale + 1] = h -- expired, not yet swept: this batch replaces it
     end
   end
   -- No eligible Scale: none without maxOrders (u) and no room left in the
   -- others (r), as each of them has some.
-  local unlimited, room = tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
+  local unlimited, room = cx.u, cx.r
   if unlimited == 0 and room == 0 then return fail('NOELIG', 'none') end
   if unlimited == 0 and room < n then return fail('NOELIG', fmt(room)) end
-  local strategy = meta[1]
+  local strategy = cx.s
 
+  local rnd, hashKey, maxCost
+  local st = STRATEGIES[strategy]
+  if not (st and st.plan) then -- (a plan of the whole batch takes neither)
+    rnd, hashKey = orderPicks(A[o + 10 + 2 * n], idList, keys)
+    maxCost = tonumber(A[o + 9 + 2 * n])
+  end
   local plan, failed = planAssign(strategy, n, dry, room, now, maxCost, rnd, hashKey)
   if not plan then return failed end
   local comps, cur, first = plan.comps, plan.cur, plan.first
 
-  local parts = {}
-  for i = 1, n do parts[2 * i - 1], parts[2 * i] = idList[i], comps[i] end
-  local pairs_ = table.concat(parts, ',')
+  local pairs_
+  if n == 1 then
+    pairs_ = idList[1] .. ',' .. comps[1]
+  else
+    local parts = {}
+    for i = 1, n do parts[2 * i - 1], parts[2 * i] = idList[i], comps[i] end
+    pairs_ = table.concat(parts, ',')
+  end
   if dry then
-    return {'dry', '', fmt(now) .. '|0|' .. strategy .. '|' .. pairs_}
+    return {'dry', '', at .. '|0|' .. strategy .. '|' .. pairs_}
   end
 
   local chunkOf, ownKV = ownAppend(comps, first, n, idList)
   hsetMany(K.own, ownKV)
 
-  local at = fmt(now)
-  for _, o in ipairs(stale) do refDrop(o.ref) end
-  local ref = hex(redis.call('HINCRBY', K.meta, 'bn', 1))
-  redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. fmt(n))
+  for _, h in ipairs(stale) do refDrop(h.ref) end
+  cx.bn = fmt((tonumber(cx.bn) or 0) + 1)
+  local ref = hex(cx.bn)
+  redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. A[o + 8])
   local okv, pre = {}, 'a' .. ref .. '||'
   for i = 1, n do
     okv[2 * i - 1] = idList[i]
-    okv[2 * i] = pre .. comps[i] .. '|' .. chunkOf[i] .. '|' .. okey(i)
+    okv[2 * i] = pre .. comps[i] .. '|' .. chunkOf[i] .. '|' .. keys[i]
   end
   hsetMany(K.orders, okv)
   saveAssigned(first, cur, plan.eligDone)
-  flushAgg()
-  countUp('dispatched', n)
+  cx.u, cx.r, agg.u, agg.r = cx.u + agg.u, cx.r + agg.r, 0, 0
+  cx.n = cx.n + n
 
   local window = ret
-  if ikey ~= '' then window = ittl end
-  local exp = now + math.max(window, floor)
-  local rec = at .. '|' .. fmt(exp) .. '|' .. strategy .. '|' .. pairs_
+  if ikey ~= '' then window = tonumber(A[o + 6]) end
+  local exp = now + math.max(window, tonumber(A[o + 11 + 2 * n]) or 0)
+  local expS = fmt(exp)
+  local rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. pairs_
   redis.call('HSET', K.batches, bid, rec)
-  -- Each queue holds one window (lib.lua's sweep).
+  -- Each queue holds one window (lib.lua's sweep); a queue that was empty
+  -- has a new head, which meta's sw must cover.
+  local q, entry = K.bexp, expS .. '|' .. bid
   if ikey ~= '' then
     if staleBid then redis.call('HDEL', K.batches, staleBid) end
     redis.call('HSET', K.idem, ikey, bid .. fp)
-    redis.call('RPUSH', K.iexp, fmt(exp) .. '|' .. ikey)
-  else
-    redis.call('RPUSH', K.bexp, fmt(exp) .. '|' .. bid)
+    q, entry = K.iexp, expS .. '|' .. ikey
   end
-  if not noSweep then sweep(now, ret) end
+  if redis.call('RPUSH', q, entry) == 1 then
+    local t = tonumber(cx.sw)
+    if t and exp < t then cx.sw = expS end
+  end
   return {'new', bid, rec}
+end
+
+-- dispatchOne is the call of one batch: dispatchBatch, then a sweep of
+-- expired records, then meta.
+local function dispatchOne(A)
+  local cx, failed = callMeta()
+  if not cx then return failed end
+  local r = dispatchBatch(A, 0, cx)
+  if r[1] == 'new' then cx.sw = sweepDue(tonumber(A[2]), tonumber(A[3]), 1, cx.sw) end
+  -- (a dry run changes nothing: a settling drops hd, healthIndex)
+  if A[7] ~= '1' then metaFlush(cx) end
+  return r
 end

@@ -9,10 +9,12 @@
 --   {'error', 'DISPATCH CODE detail'} for a batch that failed.
 
 local function dispatchMany(A)
+  local cx, failed = callMeta()
+  if not cx then return failed end
   local m, o, out = tonumber(A[1]), 1, {}
   local now, ret, applied = 0, 0, 0
   for j = 1, m do
-    local r = dispatchBatch(A, o + 1, true)
+    local r = dispatchBatch(A, o + 1, cx)
     if r.err then
       r = {'error', r.err}
     elseif r[1] == 'new' then
@@ -22,6 +24,7 @@ local function dispatchMany(A)
     o = o + 1 + tonumber(A[o + 1])
   end
   -- One sweep per batch applied, as separate calls would have made.
-  sweepRounds(now, ret, applied)
+  if applied > 0 then cx.sw = sweepDue(now, ret, applied, cx.sw) end
+  metaFlush(cx)
   return out
 end

@@ -50,11 +50,7 @@ local function failReport(A)
     back()
     return fail('NOELIG', 'none')
   end
-  local function rnd() return randPair(A[P.rand], 1) end
-  local function hashKey()
-    if ord.key == '' then return oid end
-    return ord.key
-  end
+  local rnd, hashKey = orderPicks(A[P.rand], {oid}, {ord.key})
   local plan, failed = planAssign(strategy, 1, false, room, now, maxCost, rnd, hashKey)
   if not plan then
     back()

@@ -8,9 +8,6 @@
 -- Each function takes the pool's keys (lib.lua, bound by enter) and the
 -- arguments of the Lua function it calls, which its file describes.
 
--- dispatchOne is the function of a single batch (dispatch.lua).
-local function dispatchOne(A) return dispatchBatch(A, 0) end
-
 -- register registers fn under name and the version, with the Redis
 -- function flags given (no-writes for a read, which FCALL_RO runs).
 local function register(name, fn, flags)

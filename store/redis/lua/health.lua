@@ -142,6 +142,39 @@ local function settleDue(now, o, limit)
   return done
 end
 
+-- nextDue returns when a Scale's health comes due by itself at the
+-- earliest, as meta's hd holds it: the first lease to run out (the later
+-- of its last heartbeat and leasesSince, plus the timeout) or ejection to
+-- end, NEVER for none, followed by 'r' while a Scale is recorded lapsed
+-- (whose lease may run again at an earlier time, given a clock behind).
+local function nextDue(o)
+  local t = NEVER
+  if o.ht > 0 then
+    local first = redis.call('ZRANGE', K.lease, 0, 0, 'WITHSCORES')
+    if first[2] then t = math.max(o.ls, tonumber(first[2])) + o.ht end
+  end
+  local e = redis.call('ZRANGE', K.ejq, 0, 0, 'WITHSCORES')
+  if e[2] then t = math.min(t, tonumber(e[2])) end
+  if redis.call('EXISTS', K.lapsed) == 1 then return fmt(t) .. 'r' end
+  return fmt(t)
+end
+
+-- settleCached is settleDue for every due Scale at now, given meta's ht
+-- and ls (m.ht, m.ls) and hd as the caller read them (false: absent): before that time no
+-- lease runs out and no ejection ends, so a call reads nothing more
+-- unless a Scale is recorded lapsed. Every change that may bring that
+-- time closer drops hd (lib.lua's healthIndex, pool_put.lua). It returns
+-- how many Scales it settled and hd as it is after.
+local function settleCached(now, m, hd)
+  local t = hd and tonumber(string.match(hd, '^(%d+)'))
+  local early = t and now < t
+  if early and not string.find(hd, 'r', 1, true) then return 0, hd end
+  local o = {ht = tonumber(m.ht) or 0, ls = tonumber(m.ls) or 0}
+  local done = settleDue(now, o, nil)
+  if early and done == 0 then return 0, hd end
+  return done, nextDue(o)
+end
+
 -- anyDue reports whether a Scale is due at now.
 local function anyDue(now, o)
   for _, step in ipairs(STEPS) do

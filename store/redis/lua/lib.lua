@@ -224,9 +224,15 @@ local function healthIndex(id, o, c)
   if not o or ol ~= cl or ohb ~= c.hb then
     redis.call('ZADD', cl and K.lapsed or K.lease, tonumber(c.hb) or 0, id)
     if o and ol ~= cl then redis.call('ZREM', ol and K.lapsed or K.lease, id) end
+    -- a later heartbeat only puts off when a Scale comes due: meta's hd
+    -- (health.lua's settleCached) stays
+    if not o or ol ~= cl or (tonumber(c.hb) or 0) < (tonumber(ohb) or 0) then
+      redis.call('HDEL', K.meta, 'hd')
+    end
   end
   if ce and (not oe or o.eu ~= c.eu) then
     redis.call('ZADD', K.ejq, c.eu, id)
+    redis.call('HDEL', K.meta, 'hd')
   elseif oe and not ce then
     redis.call('ZREM', K.ejq, id)
   end
@@ -388,14 +394,6 @@ local function orderView(o)
   return table.concat({o.st, at or '', o.done, bid or '', o.comp, fmt(o.mv), o.key}, '|')
 end
 
--- expiredHead reads up to SWEEP entries of queue q if its head has expired:
--- most calls find nothing to do and pay for one entry.
-local function expiredHead(q, now)
-  local head = redis.call('LRANGE', q, 0, 0)[1]
-  if not head or tonumber(split(head, '|', 2)[1]) >= now then return {} end
-  return redis.call('LRANGE', q, 0, SWEEP - 1)
-end
-
 -- Idempotency-Keys: idem holds the key's hash (12 bytes) -> the batch id
 -- and the request's fingerprint hash (8 bytes), nothing else: the key
 -- lives as long as the batch it names, whose record holds the time.
@@ -408,72 +406,106 @@ local function idemBatch(h)
   return bid, string.sub(v, -8), redis.call('HGET', K.batches, bid) or nil
 end
 
--- sweepBatches removes at most SWEEP batch records without a key (bexp)
--- whose time has passed, and returns how many entries it took.
-local function sweepBatches(now)
-  local n = 0
-  for _, it in ipairs(expiredHead(K.bexp, now)) do
-    local f = split(it, '|', 2)
-    if tonumber(f[1]) >= now then break end
-    n = n + 1
-    local b = redis.call('HGET', K.batches, f[2])
-    if b and not batchLive(b, now) then redis.call('HDEL', K.batches, f[2]) end
+-- NEVER is a time no call reaches (2^53 - 1 ms): meta's sw and hd say it
+-- when nothing is due.
+local NEVER = 9007199254740991
+
+-- The sweep's actions on an expired queue entry (its text after
+-- "expiresMs|"). An entry whose record was replaced since (an id reused
+-- after it expired) only leaves the queue.
+-- dropOrder removes an order done more than ret ago (oexp).
+local function dropOrder(id, now, ret)
+  local o = getOrder(id)
+  if o and not live(o, now, ret) then
+    redis.call('HDEL', K.orders, id)
+    refDrop(o.ref)
   end
-  if n > 0 then redis.call('LTRIM', K.bexp, n, -1) end
-  return n
 end
 
--- sweepKeys removes at most SWEEP Idempotency-Keys (iexp) whose batch's
--- time has passed, with the batch, and returns how many entries it took.
--- A key that a later batch took since names that batch, which stays.
-local function sweepKeys(now)
-  local n = 0
-  for _, it in ipairs(expiredHead(K.iexp, now)) do
-    local f = split(it, '|', 2)
-    if tonumber(f[1]) >= now then break end
-    n = n + 1
-    local bid, _, b = idemBatch(f[2])
-    if bid and not (b and batchLive(b, now)) then
-      if b then redis.call('HDEL', K.batches, bid) end
-      redis.call('HDEL', K.idem, f[2])
-    end
-  end
-  if n > 0 then redis.call('LTRIM', K.iexp, n, -1) end
-  return n
+-- dropBatch removes a batch record without an Idempotency-Key (bexp).
+local function dropBatch(bid, now)
+  local b = redis.call('HGET', K.batches, bid)
+  if b and not batchLive(b, now) then redis.call('HDEL', K.batches, bid) end
 end
 
--- sweep removes at most SWEEP records from each queue whose time has passed:
--- orders done more than ret ago (oexp), batches without an Idempotency-Key
--- (bexp) and Idempotency-Keys with their batches (iexp). Each queue holds
--- entries of one window, so its entries expire in the order they came;
--- dispatch.lua. An entry whose record was replaced since (an id reused
--- after it expired) only leaves the queue. It returns whether a queue may
--- hold more to remove.
-local function sweep(now, ret)
-  local n = 0
-  for _, it in ipairs(expiredHead(K.oexp, now)) do
-    local f = split(it, '|', 2)
-    if tonumber(f[1]) >= now then break end
-    n = n + 1
-    local o = getOrder(f[2])
-    if o and not live(o, now, ret) then
-      redis.call('HDEL', K.orders, f[2])
-      refDrop(o.ref)
-    end
+-- dropKey removes an Idempotency-Key (iexp) whose batch's time has passed,
+-- with the batch. A key that a later batch took since names that batch,
+-- which stays.
+local function dropKey(h, now)
+  local bid, _, b = idemBatch(h)
+  if bid and not (b and batchLive(b, now)) then
+    if b then redis.call('HDEL', K.batches, bid) end
+    redis.call('HDEL', K.idem, h)
   end
-  if n > 0 then redis.call('LTRIM', K.oexp, n, -1) end
-  local more = n == SWEEP
-  if sweepBatches(now) == SWEEP then more = true end
-  if sweepKeys(now) == SWEEP then more = true end
-  return more
 end
 
--- sweepRounds sweeps up to k times, while there is something to remove.
-local function sweepRounds(now, ret, k)
+-- sweepQueue removes at most SWEEP entries from the head of queue q whose
+-- time has passed, with drop(entry, now, ret) for each. It returns how
+-- many it took and the time of the head it left: NEVER for an empty
+-- queue, nil when it took SWEEP (more may have passed). A queue whose head
+-- has not passed costs one entry read.
+local function sweepQueue(q, now, ret, drop)
+  local head = redis.call('LRANGE', q, 0, 0)[1]
+  if not head then return 0, NEVER end
+  local at = tonumber(string.match(head, '^(%d+)|'))
+  if at >= now then return 0, at end
+  local items = redis.call('LRANGE', q, 0, SWEEP - 1)
+  local n, left = 0, NEVER
+  for _, it in ipairs(items) do
+    local j = string.find(it, '|', 1, true)
+    local t = tonumber(string.sub(it, 1, j - 1))
+    if t >= now then left = t; break end
+    n = n + 1
+    drop(string.sub(it, j + 1), now, ret)
+  end
+  redis.call('LTRIM', q, n, -1)
+  if n == SWEEP then left = nil end
+  return n, left
+end
+
+-- sweepPass removes at most SWEEP records from each queue whose time has
+-- passed: orders done more than ret ago (oexp), batches without an
+-- Idempotency-Key (bexp) and Idempotency-Keys with their batches (iexp).
+-- Each queue holds entries of one window, so its entries expire in the
+-- order they came; dispatch.lua. It returns whether a queue may hold more
+-- to remove, and the earliest time of the queues' heads (nil: unknown).
+local function sweepPass(now, ret)
+  local a, ta = sweepQueue(K.oexp, now, ret, dropOrder)
+  local b, tb = sweepQueue(K.bexp, now, ret, dropBatch)
+  local c, tc = sweepQueue(K.iexp, now, ret, dropKey)
+  local at
+  if ta and tb and tc then at = math.min(ta, tb, tc) end
+  return a == SWEEP or b == SWEEP or c == SWEEP, at
+end
+
+-- Meta's sw is the earliest time of the three queues' heads (absent:
+-- unknown), so that a call reads the queues only once one of them has an
+-- entry whose time has passed: sweepRounds keeps it, and a push onto an
+-- empty queue (queuePush) drops it. sweepDue sweeps up to k times, while
+-- there is something to remove, given sw as the caller read it (false:
+-- absent), and returns sw as it is after.
+local function sweepDue(now, ret, k, sw)
+  local t = tonumber(sw)
+  if t and now <= t then return sw end
+  local more, at
   for _ = 1, k do
-    if not sweep(now, ret) then return end
+    more, at = sweepPass(now, ret)
+    if not more then break end
   end
+  return at and fmt(at) or false
 end
+
+-- sweepRounds sweeps up to k times, while there is something to remove,
+-- and keeps meta's sw (sweepDue).
+local function sweepRounds(now, ret, k)
+  local m = redis.call('HMGET', K.meta, 'sw', 'lv')
+  local sw = sweepDue(now, ret, k, m[1])
+  if sw == m[1] or not m[2] then return end -- (no pool: nothing to keep)
+  if sw then redis.call('HSET', K.meta, 'sw', sw) else redis.call('HDEL', K.meta, 'sw') end
+end
+
+-- sweep sweeps once (sweepRounds).
+local function sweep(now, ret) sweepRounds(now, ret, 1) end
 
 -- sweepFor sweeps after a call that queued added orders to expire (the
 -- ones it finished): SWEEP from each queue for every SWEEP of them and
@@ -481,6 +513,17 @@ end
 -- drains, at a cost in proportion to the call's own.
 local function sweepFor(now, ret, added)
   sweepRounds(now, ret, math.floor(added / SWEEP) + 1)
+end
+
+-- queuePush appends the entries of list to queue q; if q was empty, the
+-- first is its new head, which meta's sw may not cover: sw goes.
+local function queuePush(q, list)
+  for i = 1, #list, WRITE do
+    local last = math.min(i + WRITE - 1, #list)
+    if redis.call('RPUSH', q, unpack(list, i, last)) == last then
+      redis.call('HDEL', K.meta, 'sw')
+    end
+  end
 end
 
 -- Call replies: a call whose reply a second run could not recompute
@@ -507,6 +550,21 @@ local function randPair(s, i)
   local at = (i - 1) * 2 * RANDDIGITS
   return tonumber(string.sub(s, at + 1, at + RANDDIGITS), 16) or 0,
     tonumber(string.sub(s, at + RANDDIGITS + 1, at + 2 * RANDDIGITS), 16) or 0
+end
+
+-- orderPicks returns what planAssign (assign.lua) takes of orders 1..n,
+-- ids[i] naming order i and keys[i] its key ('' none): rnd(i), order i's
+-- random numbers in s (randPair), and hashKey(i), what consistent-hash
+-- hashes, the key, else the id. Every call that picks Scales (dispatch,
+-- fail, reassign, tick) takes them so.
+local function orderPicks(s, ids, keys)
+  local function rnd(i) return randPair(s, i) end
+  local function hashKey(i)
+    local k = keys[i]
+    if k == '' then return ids[i] end
+    return k
+  end
+  return rnd, hashKey
 end
 
 local function poolExists() return redis.call('EXISTS', K.meta) == 1 end

@@ -213,7 +213,7 @@ local function release(id, o, c, st, now, ret)
   end
   o.st, o.done = st, fmt(now)
   redis.call('HSET', K.orders, id, encOrder(o))
-  redis.call('RPUSH', K.oexp, fmt(now + ret) .. '|' .. id)
+  queuePush(K.oexp, {fmt(now + ret) .. '|' .. id})
 end
 
 -- ownAppend puts orders 1..n, assigned to comps[i], at the tails of their

@@ -57,6 +57,7 @@ local function poolPut(A)
       end
     end
     redis.call('HSET', K.meta, 'ht', ht)
+    redis.call('HDEL', K.meta, 'hd') -- (health.lua's settleCached)
   end
   local function given(a) return (A[a] or '') ~= '' end
   if given(P.onLapse) then redis.call('HSET', K.meta, 'ol', A[P.onLapse]) end

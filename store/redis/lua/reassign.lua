@@ -49,12 +49,9 @@ local function reassign(A)
   if unlimited == 0 and room < n then return fail('NOELIG', fmt(room)) end
   local strategy = meta[1]
 
-  local function rnd(i) return randPair(A[P.rand], i) end
-  local function hashKey(i)
-    local k = recs[i].key
-    if k == '' then return ids[i] end
-    return k
-  end
+  local keys = {}
+  for i = 1, n do keys[i] = recs[i].key end
+  local rnd, hashKey = orderPicks(A[P.rand], ids, keys)
 
   local plan, failed = planAssign(strategy, n, false, room, now, maxCost, rnd, hashKey)
   if not plan then return failed end

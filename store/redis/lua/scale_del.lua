@@ -33,9 +33,7 @@ local function scaleDel(A)
   end)
   ownClear(id, read)
   hsetMany(K.orders, okv)
-  for i = 1, #qv, WRITE do
-    redis.call('RPUSH', K.oexp, unpack(qv, i, math.min(i + WRITE - 1, #qv)))
-  end
+  queuePush(K.oexp, qv)
   saveScale(id, c, nil)
   ringTrack(id, false)
   flushAgg()

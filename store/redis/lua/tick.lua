@@ -54,12 +54,9 @@ local function tick(A)
       local ids, take = ownFront(from, n)
       local recs = {}
       for i, v in ipairs(hmgetList(K.orders, ids)) do recs[i] = decOrder(v) end
-      local function rnd(i) return randPair(A[P.rand], i) end
-      local function hashKey(i)
-        local k = recs[i].key
-        if k == '' then return ids[i] end
-        return k
-      end
+      local keys = {}
+      for i = 1, #ids do keys[i] = recs[i] and recs[i].key or '' end
+      local rnd, hashKey = orderPicks(A[P.rand], ids, keys)
       -- (a plan that fails, a Scale that would pass MAXCOUNT, moves nothing)
       local plan = #ids > 0 and planAssign(strategy, #ids, false, room, now, maxCost, rnd, hashKey)
       if plan then

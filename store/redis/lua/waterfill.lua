@@ -76,6 +76,24 @@ end
 -- are applied to the ZSET, which the full Scale leaves, and the next pass
 -- takes the rest. A dry run applies them to a scratch copy (tmp) instead,
 -- deleted before it returns; a real one leaves elig as the batch ends.
+-- wfOne is wfAssign of one order among Scales without maxOrders: the
+-- lowest Scale (rank 0), unless every Scale has its count, in which case
+-- the level starts at rank LAST mod N. Two ranges say which, and ZCARD
+-- and a third range only then.
+local function wfOne(dry)
+  local head = redis.call('ZRANGE', K.elig, 0, 0, 'WITHSCORES')
+  local id, v = head[1], tonumber(head[2])
+  if not id then error('dispatch: no room although the pool counted some') end
+  if v + 1 > MAXCOUNT then return nil, capFail(id, v, 1) end
+  if tonumber(redis.call('ZRANGE', K.elig, -1, -1, 'WITHSCORES')[2]) == v then
+    local start = LAST % redis.call('ZCARD', K.elig)
+    if start > 0 then id = redis.call('ZRANGE', K.elig, start, start)[1] end
+  end
+  if not dry then redis.call('ZINCRBY', K.elig, '1', id) end
+  return {comps = {id}, cur = {[id] = {st = 'a', max = 0, base = 0, out = v + 1, out0 = v, k = 0}},
+    first = {id}}
+end
+
 local function wfAssign(n, dry, room)
   local comps = {}              -- compId per order, in request order
   local cur, first = {}, {}
@@ -84,6 +102,7 @@ local function wfAssign(n, dry, room)
   -- maxOrders: the picks need no record, and the first pass checks the
   -- lowest Scale against MAXCOUNT; with, capCheck does.
   local limited = room > 0
+  if n == 1 and not limited then return wfOne(dry) end
   if limited then
     local capped = capCheck(n, true)
     if capped then return nil, capped end
