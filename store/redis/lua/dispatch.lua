@@ -103,19 +103,29 @@ local function dispatchBatch(A, o, cx)
   end
 
   if n == 0 then return fail('EMPTY') end
-  local seen, stale, idList, keys = {}, {}, {}, {}
-  for i = 1, n do
-    local id = A[o + 7 + 2 * i]
-    if seen[id] then return fail('DUP', id) end
-    seen[id] = true
-    idList[i], keys[i] = id, A[o + 8 + 2 * i]
+  -- (Lua allocates every table: a single order takes as few as it can)
+  local stale, idList, keys, held
+  if n == 1 then
+    idList, keys = {A[o + 9]}, {A[o + 10]}
+    held = {redis.call('HGET', K.orders, A[o + 9])}
+  else
+    local seen = {}
+    idList, keys = {}, {}
+    for i = 1, n do
+      local id = A[o + 7 + 2 * i]
+      if seen[id] then return fail('DUP', id) end
+      seen[id] = true
+      idList[i], keys[i] = id, A[o + 8 + 2 * i]
+    end
+    held = hmgetList(K.orders, idList)
   end
-  local held = hmgetList(K.orders, idList)
   for i = 1, n do
     local h = held[i] and decOrder(held[i])
     if h then
       if live(h, now, ret) then return fail('EXISTS', idList[i]) end
-      stale[#stale + 1] = h -- expired, not yet swept: this batch replaces it
+      -- expired, not yet swept: this batch replaces it
+      stale = stale or {}
+      stale[#stale + 1] = h
     end
   end
   -- No eligible Scale: none without maxOrders (u) and no room left in the
@@ -147,19 +157,33 @@ local function dispatchBatch(A, o, cx)
     return {'dry', '', at .. '|0|' .. strategy .. '|' .. pairs_}
   end
 
-  local chunkOf, ownKV = ownAppend(comps, first, n, idList)
-  hsetMany(K.own, ownKV)
-
-  for _, h in ipairs(stale) do refDrop(h.ref) end
-  cx.bn = fmt((tonumber(cx.bn) or 0) + 1)
-  local ref = hex(cx.bn)
-  redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. A[o + 8])
-  local okv, pre = {}, 'a' .. ref .. '||'
-  for i = 1, n do
-    okv[2 * i - 1] = idList[i]
-    okv[2 * i] = pre .. comps[i] .. '|' .. chunkOf[i] .. '|' .. keys[i]
+  local chunkOf
+  if n == 1 then
+    chunkOf = ownAppendOne(comps[1], idList[1])
+  else
+    local ownKV
+    chunkOf, ownKV = ownAppend(comps, first, n, idList)
+    hsetMany(K.own, ownKV)
   end
-  hsetMany(K.orders, okv)
+
+  if stale then
+    for _, h in ipairs(stale) do refDrop(h.ref) end
+  end
+  local bn = (tonumber(cx.bn) or 0) + 1
+  cx.bn = bn
+  local ref = hex(bn)
+  redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. A[o + 8])
+  local pre = 'a' .. ref .. '||'
+  if n == 1 then
+    redis.call('HSET', K.orders, idList[1], pre .. comps[1] .. '|' .. chunkOf .. '|' .. keys[1])
+  else
+    local okv = {}
+    for i = 1, n do
+      okv[2 * i - 1] = idList[i]
+      okv[2 * i] = pre .. comps[i] .. '|' .. chunkOf[i] .. '|' .. keys[i]
+    end
+    hsetMany(K.orders, okv)
+  end
   saveAssigned(first, cur, plan.eligDone)
   cx.u, cx.r, agg.u, agg.r = cx.u + agg.u, cx.r + agg.r, 0, 0
   cx.n = cx.n + n

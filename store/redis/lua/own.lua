@@ -179,6 +179,14 @@ end
 -- and the room of the pool (meta r) falls by the orders given to Scales
 -- with a maxOrders. With eligDone the caller has updated elig.
 local function saveAssigned(first, cur, eligDone)
+  if eligDone then
+    -- (nothing to do unless a Scale has a maxOrders)
+    local any = false
+    for _, id in ipairs(first) do
+      if cur[id].max > 0 then any = true; break end
+    end
+    if not any then return end
+  end
   local load, add, full = {}, {}, {}
   for _, id in ipairs(first) do
     local c = cur[id]
@@ -260,6 +268,25 @@ local function ownAppend(comps, first, n, ids)
     ownKV[#ownKV + 1] = v
   end
   return chunkOf, ownKV
+end
+
+-- ownAppendOne is ownAppend of one order, id, assigned to comp, which it
+-- writes itself; it returns the order's chunk.
+local function ownAppendOne(comp, id)
+  local v = redis.call('HGET', K.own, comp) or '0|0||'
+  local a = string.find(v, '|', 1, true)
+  local b = string.find(v, '|', a + 1, true)
+  local hl = string.find(v, '|', b + 1, true)
+  local chunk = string.sub(v, 1, a - 1)
+  if #v - hl < OWN then
+    redis.call('HSET', K.own, comp, v .. id .. ',')
+    return chunk
+  end
+  local ct = tonumber(chunk, 16)
+  local nc = hex(ct + 1)
+  redis.call('HSET', K.own, ownField(comp, ct), string.sub(v, b + 1, hl) .. '|' .. string.sub(v, hl + 1),
+    comp, nc .. string.sub(v, a, b) .. '|' .. id .. ',')
+  return nc
 end
 
 -- ownFront reads up to max of Scale comp's oldest orders from its own index

@@ -81,11 +81,12 @@ end
 -- the level starts at rank LAST mod N. Two ranges say which, and ZCARD
 -- and a third range only then.
 local function wfOne(dry)
-  local head = redis.call('ZRANGE', K.elig, 0, 0, 'WITHSCORES')
+  local head = redis.call('ZRANGE', K.elig, '0', '0', 'WITHSCORES')
   local id, v = head[1], tonumber(head[2])
   if not id then error('dispatch: no room although the pool counted some') end
   if v + 1 > MAXCOUNT then return nil, capFail(id, v, 1) end
-  if tonumber(redis.call('ZRANGE', K.elig, -1, -1, 'WITHSCORES')[2]) == v then
+  -- (scores as Redis writes them: equal numbers, equal strings)
+  if redis.call('ZRANGE', K.elig, '-1', '-1', 'WITHSCORES')[2] == head[2] then
     local start = LAST % redis.call('ZCARD', K.elig)
     if start > 0 then id = redis.call('ZRANGE', K.elig, start, start)[1] end
   end
