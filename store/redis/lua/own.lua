@@ -233,7 +233,7 @@ end
 -- Scale are chained by index (no table per Scale), and the new ids join
 -- the tail as it was read, header and all.
 local function ownAppend(comps, first, n, ids)
-  local head, last, nxt, chunkOf, ownKV = {}, {}, {}, {}, {}
+  local head, last, nxt, chunkOf, ownKV, pend = {}, {}, {}, {}, {}, {}
   for i = 1, n do
     local id = comps[i]
     if head[id] then nxt[last[id]] = i else head[id] = i end
@@ -248,22 +248,31 @@ local function ownAppend(comps, first, n, ids)
     local b = string.find(v, '|', a + 1, true)
     local hl = string.find(v, '|', b + 1, true)
     local chunk = string.sub(v, 1, a - 1)
-    local i = head[id]
+    -- the new ids wait in pend (np of them, len the tail's bytes of ids
+    -- with them) and join the tail in one concatenation: a string per
+    -- order would cost Lua an allocation and a hash each
+    local len, np, i = #v - hl, 0, head[id]
     while i do
-      if #v - hl >= OWN then
+      if len >= OWN then
         -- sealed as "p||ids": the tail's p, written for the same chunk
         -- number, and the new tail after it
         local ct = tonumber(chunk, 16)
+        local sealed = string.sub(v, hl + 1)
+        if np > 0 then sealed = sealed .. table.concat(pend, ',', 1, np) .. ',' end
         ownKV[#ownKV + 1] = ownField(id, ct)
-        ownKV[#ownKV + 1] = string.sub(v, b + 1, hl) .. '|' .. string.sub(v, hl + 1)
+        ownKV[#ownKV + 1] = string.sub(v, b + 1, hl) .. '|' .. sealed
         chunk = hex(ct + 1)
         v = chunk .. string.sub(v, a, b) .. '|'
         a, b, hl = #chunk + 1, #v - 1, #v
+        len, np = 0, 0
       end
-      v = v .. ids[i] .. ','
+      np = np + 1
+      pend[np] = ids[i]
+      len = len + #ids[i] + 1
       chunkOf[i] = chunk
       i = nxt[i]
     end
+    if np > 0 then v = v .. table.concat(pend, ',', 1, np) .. ',' end
     ownKV[#ownKV + 1] = id
     ownKV[#ownKV + 1] = v
   end
