@@ -31,7 +31,8 @@
 // every function gets in that order, a call's reply key call:TOKEN, and
 // meta's fields (strategy, slowStart, createdAt, the layout, the free-room
 // aggregates, the ring's versions, the batch refs' counter, the counters
-// and the health options). The Lua names them through the library's
+// the health options, and when the queues and the health indexes next
+// need reading, sw and hd). The Lua names them through the library's
 // preamble, made from those constants (preamble.go); TestLuaKeys and
 // TestLuaMetaFields check that it uses no other. wait.go's WAIT mark,
 // dispatch:{pool:NAME}:wait, is Go's alone.
