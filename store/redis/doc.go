@@ -30,7 +30,7 @@
 // gone, bref, lex, ring, iexp, lease, lapsed, ejq, lapq, journal), which
 // every function gets in that order, a call's reply key call:TOKEN, and
 // meta's fields (strategy, slowStart, createdAt, the layout, the free-room
-// aggregates, the ring's versions, the batch refs' counter, the counters
+// aggregates, the ring's versions, the batch refs' counter, the counters,
 // the health options, and when the queues and the health indexes next
 // need reading, sw and hd). The Lua names them through the library's
 // preamble, made from those constants (preamble.go); TestLuaKeys and
