@@ -41,13 +41,19 @@ func runNoop(ctx context.Context, cfg noopConfig, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{
-		Handler:           noopHandler(),
+	fmt.Fprintf(stdout, "noop listening on http://%s\n", ln.Addr())
+	return serveUntil(ctx, benchServer(noopHandler()), ln, cfg.For)
+}
+
+// benchServer is the HTTP server of the stand-ins (noop, thin): the
+// service's default time-outs, so that they differ from it only in the
+// handler.
+func benchServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
-	fmt.Fprintf(stdout, "noop listening on http://%s\n", ln.Addr())
-	return serveUntil(ctx, srv, ln, cfg.For)
 }

@@ -205,15 +205,8 @@ func runThin(ctx context.Context, cfg thinConfig, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{
-		Handler:           newThinService(rdb, cfg.Scales).handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-	}
 	fmt.Fprintf(stdout, "thin listening on http://%s\n", ln.Addr())
-	return serveUntil(ctx, srv, ln, cfg.For)
+	return serveUntil(ctx, benchServer(newThinService(rdb, cfg.Scales).handler()), ln, cfg.For)
 }
 
 // serveUntil serves srv on ln until ctx ends or, when limit is positive,

@@ -73,7 +73,7 @@ var libFiles = []string{
 	"lib.lua", "own.lua", "waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "health.lua",
 	"dispatch.lua", "dispatch_many.lua",
 	"pool_put.lua", "pool_del.lua", "ring_build.lua", "scale_put.lua", "scale_del.lua",
-	"scales_list.lua", "finish.lua", "reassign.lua", "fail.lua", "tick.lua", "heartbeat.lua",
+	"ranked.lua", "scales_list.lua", "finish.lua", "reassign.lua", "fail.lua", "tick.lua", "heartbeat.lua",
 	"scale_orders.lua", "read.lua", "watch.lua",
 	"functions.lua",
 }

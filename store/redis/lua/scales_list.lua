@@ -9,7 +9,7 @@
 -- Errors: DISPATCH NOPOOL.
 --
 -- The Scales are in two sorted sets, elig and load (getScale): the page
--- merges the next limit + 1 of each.
+-- merges the next limit + 1 of each (ranked.lua).
 
 local function scalesList(A)
   local limit, after, afterId = tonumber(A[SCALES_LIST.limit]), A[SCALES_LIST.count], A[SCALES_LIST.after]
@@ -33,36 +33,11 @@ local function scalesList(A)
   local fa, fb = from(K.elig), from(K.load)
   local a = redis.call('ZRANGE', K.elig, fa, fa + limit, 'WITHSCORES')
   local b = redis.call('ZRANGE', K.load, fb, fb + limit, 'WITHSCORES')
-  local ids, counts = {}, {}
-  local i, j = 1, 1
-  while #ids <= limit and (i <= #a or j <= #b) do
-    local takeA = j > #b
-    if i <= #a and j <= #b then
-      local ca, cb = tonumber(a[i + 1]), tonumber(b[j + 1])
-      takeA = ca < cb or (ca == cb and less(a[i], b[j]))
-    end
-    if takeA then
-      ids[#ids + 1], counts[#counts + 1] = a[i], a[i + 1]
-      i = i + 2
-    else
-      ids[#ids + 1], counts[#counts + 1] = b[j], b[j + 1]
-      j = j + 2
-    end
-  end
+  local ids, counts = mergeRanked(a, b, limit + 1)
   local out = {0}
   if #ids > limit then
     out[1] = 1
     ids[#ids], counts[#counts] = nil, nil
   end
-  if #ids == 0 then return out end
-  for k = 1, #ids, WRITE do
-    local last = math.min(k + WRITE - 1, #ids)
-    local recs = redis.call('HMGET', K.scales, unpack(ids, k, last))
-    for m = k, last do
-      out[#out + 1] = ids[m]
-      out[#out + 1] = counts[m]
-      out[#out + 1] = scaleView(decScale(recs[m - k + 1], counts[m]))
-    end
-  end
-  return out
+  return appendScales(out, ids, counts)
 end

@@ -11,7 +11,7 @@
 --   ...} over all Scales (dispatch.HistogramWidth). Errors: DISPATCH NOPOOL.
 --
 -- Cost: O(edge log N + buckets log N); the Scales are in two sorted sets,
--- elig and load (getScale), merged here as scales_list.lua merges them.
+-- elig and load (getScale), merged by ranked.lua.
 
 local function watch(A)
   local edge, buckets = tonumber(A[WATCH.edge]), tonumber(A[WATCH.buckets])
@@ -20,40 +20,22 @@ local function watch(A)
   if not m[1] then return fail('NOPOOL') end
   local n = redis.call('HLEN', K.scales)
 
-  -- merged returns the entries of two WITHSCORES replies, {compId, count},
-  -- in (orderCount, compId) order.
-  local function merged(a, b)
-    local out, i, j = {}, 1, 1
-    while i <= #a or j <= #b do
-      local takeA = j > #b
-      if i <= #a and j <= #b then
-        local ca, cb = tonumber(a[i + 1]), tonumber(b[j + 1])
-        takeA = ca < cb or (ca == cb and less(a[i], b[j]))
-      end
-      if takeA then
-        out[#out + 1] = {a[i], a[i + 1]}
-        i = i + 2
-      else
-        out[#out + 1] = {b[j], b[j + 1]}
-        j = j + 2
-      end
-    end
-    return out
-  end
-
   local function range(from, to)
-    return merged(redis.call('ZRANGE', K.elig, from, to, 'WITHSCORES'),
+    return mergeRanked(redis.call('ZRANGE', K.elig, from, to, 'WITHSCORES'),
       redis.call('ZRANGE', K.load, from, to, 'WITHSCORES'))
   end
 
-  local picked, hist = {}, {}
+  local ids, counts, hist = {}, {}, {}
   if n <= 2 * edge then
-    picked = range(0, -1)
+    ids, counts = range(0, -1)
   else
-    local low, high = range(0, edge - 1), range(-edge, -1)
-    for i = 1, edge do picked[i] = low[i] end
-    for i = #high - edge + 1, #high do picked[#picked + 1] = high[i] end
-    local lo, hi = tonumber(picked[1][2]), tonumber(picked[#picked][2])
+    local lowIds, lowCounts = range(0, edge - 1)
+    local highIds, highCounts = range(-edge, -1)
+    for i = 1, edge do ids[i], counts[i] = lowIds[i], lowCounts[i] end
+    for i = #highIds - edge + 1, #highIds do
+      ids[#ids + 1], counts[#counts + 1] = highIds[i], highCounts[i]
+    end
+    local lo, hi = tonumber(counts[1]), tonumber(counts[#counts])
     local width = math.floor((hi - lo) / buckets) + 1
     hist = {fmt(lo), fmt(width)}
     for i = 0, buckets - 1 do
@@ -63,16 +45,5 @@ local function watch(A)
   end
 
   local out = {m[1], m[2], m[3], n, m[4] or '0', m[5] or '0', m[6] or '0', m[7] or '0', m[8] or '0', hist}
-  for k = 1, #picked, WRITE do
-    local last = math.min(k + WRITE - 1, #picked)
-    local ids = {}
-    for i = k, last do ids[#ids + 1] = picked[i][1] end
-    local recs = redis.call('HMGET', K.scales, unpack(ids))
-    for i = k, last do
-      out[#out + 1] = picked[i][1]
-      out[#out + 1] = picked[i][2]
-      out[#out + 1] = scaleView(decScale(recs[i - k + 1], picked[i][2]))
-    end
-  end
-  return out
+  return appendScales(out, ids, counts)
 end
