@@ -47,7 +47,8 @@ func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dis
 	return b, replayed, nil
 }
 
-// dispatchArgs appends the arguments of lua/dispatch.lua for req to args;
+// dispatchArgs appends the arguments of lua/dispatch.lua for req to args,
+// in the order of fnDispatch's args;
 // floor is the least time the batch record stays (batchFloor).
 func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest, floor time.Duration) ([]any, error) {
 	dry := "0"
@@ -56,15 +57,16 @@ func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest, floor tim
 	}
 	key, fp := idemArgs(req)
 	args = append(args, req.BatchID, ms(req.Now), s.retention.Milliseconds(), key, fp,
-		req.IdempotencyTTL.Milliseconds(), dry, len(req.Orders))
-	for _, o := range req.Orders {
-		args = append(args, o.ID, o.Key)
-	}
-	args, err := appendRand(append(args, maxCost(req)), req)
+		req.IdempotencyTTL.Milliseconds(), dry, maxCost(req))
+	args, err := appendRand(args, req)
 	if err != nil {
 		return nil, err
 	}
-	return append(args, floor.Milliseconds()), nil
+	args = append(args, floor.Milliseconds(), len(req.Orders))
+	for _, o := range req.Orders {
+		args = append(args, o.ID, o.Key)
+	}
+	return args, nil
 }
 
 // decodeDispatch reads the reply of lua/dispatch.lua for req: the batch and

@@ -44,8 +44,9 @@ type function struct {
 // The functions. Their Lua side is in the files of libFiles; each call
 // passes the arguments in the order of args.
 var (
-	fnDispatch     = &function{name: "dispatch", lua: "dispatchOne"}
-	fnDispatchMany = &function{name: "dispatch_many", lua: "dispatchMany"}
+	fnDispatch = &function{name: "dispatch", lua: "dispatchOne", args: []string{"batchId", "now", "retention",
+		"idemKey", "fingerprint", "idemTTL", "dry", "maxCost", "rand", "floor", "n", "orders"}}
+	fnDispatchMany = &function{name: "dispatch_many", lua: "dispatchMany", args: []string{"m", "batches"}}
 	fnPoolPut      = &function{name: "pool_put", lua: "poolPut", args: []string{"now", "retention", "token",
 		"strategy", "slowStart", "ringVersion", "ringMax",
 		"heartbeatTimeout", "onLapse", "maxFails", "failWindow", "ejectTime"}}

@@ -3,15 +3,15 @@
 -- several in turn.
 --
 -- KEYS: the pool's keys (lib.lua).
--- Arguments (argument k is A[o + k]): 1 batchId, 2 nowMs, 3 retentionMs,
---   4 the idempotency key's hash (12 bytes, '' none; idem.go), 5 the
---   fingerprint's hash (8 bytes), 6 idempotency TTL ms, 7 dry run ('1' or
---   '0'), 8 n, then
---   n pairs: order id, order key ('' none); then the cost cap (eligible
---   Scales × orders, for the strategies that read every Scale per order);
---   then the random numbers: one string of 2n integers below 2^53, each in
---   14 hex digits, two per order; then floor, the least time in ms that
---   the batch record stays (a re-sent call must still find it; resend.go).
+-- Arguments (DISPATCH, functions.go; argument a is A[o + D.a], o the
+--   batch's offset, 0 for a call of one batch): batchId, now ms,
+--   retention ms, idemKey (the idempotency key's hash, 12 bytes, '' none;
+--   idem.go), fingerprint (its hash, 8 bytes), idemTTL ms, dry ('1' a dry
+--   run), maxCost (eligible Scales × orders, for the strategies that read
+--   every Scale per order), rand (2n random integers below 2^53, each in
+--   RANDDIGITS hex digits, two per order: randPair), floor (the least time
+--   in ms that the batch record stays: a re-sent call must still find it;
+--   resend.go), n, then orders: n pairs of order id and order key ('' none).
 -- The batch record leaves retentionMs after nowMs, or with an idempotency
 --   key the idempotency TTL after, as the key does; at least floor after.
 -- Reply: {kind, batchId, record}: kind 'new' (recorded now), 'batch' (this
@@ -30,6 +30,8 @@
 -- aggregates u and r, and the times sw and hd that let a call skip the
 -- sweep and the settling while nothing is due. dispatch_many.lua shares
 -- them among its batches.
+
+local D = DISPATCH
 
 -- callMeta reads what a dispatch call needs of meta, or returns nil and an
 -- error reply (NOPOOL, LAYOUT).
@@ -76,13 +78,16 @@ local function settleFor(cx, now)
   end
 end
 
--- dispatchBatch assigns the batch of arguments A[o + 1 …] in call cx
+-- dispatchBatch assigns the batch of arguments A[o + D.batchId …] in call cx
 -- (callMeta) and records it; it returns its reply, or an error reply
 -- having written nothing of the batch.
 local function dispatchBatch(A, o, cx)
-  local bid, at, now, ret = A[o + 1], A[o + 2], tonumber(A[o + 2]), tonumber(A[o + 3])
-  local ikey, fp, dry = A[o + 4], A[o + 5], A[o + 7] == '1'
-  local n = tonumber(A[o + 8])
+  local bid, at, ret = A[o + D.batchId], A[o + D.now], tonumber(A[o + D.retention])
+  local now = tonumber(at)
+  local ikey, fp, dry = A[o + D.idemKey], A[o + D.fingerprint], A[o + D.dry] == '1'
+  local n = tonumber(A[o + D.n])
+  -- order i's id is A[ob + 2 * i], its key the argument after
+  local ob = o + D.orders - 2
   local staleBid
   settleFor(cx, now)
 
@@ -106,16 +111,16 @@ local function dispatchBatch(A, o, cx)
   -- (Lua allocates every table: a single order takes as few as it can)
   local stale, idList, keys, held
   if n == 1 then
-    idList, keys = {A[o + 9]}, {A[o + 10]}
-    held = {redis.call('HGET', K.orders, A[o + 9])}
+    idList, keys = {A[ob + 2]}, {A[ob + 3]}
+    held = {redis.call('HGET', K.orders, idList[1])}
   else
     local seen = {}
     idList, keys = {}, {}
     for i = 1, n do
-      local id = A[o + 7 + 2 * i]
+      local id = A[ob + 2 * i]
       if seen[id] then return fail('DUP', id) end
       seen[id] = true
-      idList[i], keys[i] = id, A[o + 8 + 2 * i]
+      idList[i], keys[i] = id, A[ob + 2 * i + 1]
     end
     held = hmgetList(K.orders, idList)
   end
@@ -138,8 +143,8 @@ local function dispatchBatch(A, o, cx)
   local rnd, hashKey, maxCost
   local st = STRATEGIES[strategy]
   if not (st and st.plan) then -- (a plan of the whole batch takes neither)
-    rnd, hashKey = orderPicks(A[o + 10 + 2 * n], idList, keys)
-    maxCost = tonumber(A[o + 9 + 2 * n])
+    rnd, hashKey = orderPicks(A[o + D.rand], idList, keys)
+    maxCost = tonumber(A[o + D.maxCost])
   end
   local plan, failed = planAssign(strategy, n, dry, room, now, maxCost, rnd, hashKey)
   if not plan then return failed end
@@ -172,7 +177,7 @@ local function dispatchBatch(A, o, cx)
   local bn = (tonumber(cx.bn) or 0) + 1
   cx.bn = bn
   local ref = hex(bn)
-  redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. A[o + 8])
+  redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. A[o + D.n])
   local pre = 'a' .. ref .. '||'
   if n == 1 then
     redis.call('HSET', K.orders, idList[1], pre .. comps[1] .. '|' .. chunkOf .. '|' .. keys[1])
@@ -189,8 +194,8 @@ local function dispatchBatch(A, o, cx)
   cx.n = cx.n + n
 
   local window = ret
-  if ikey ~= '' then window = tonumber(A[o + 6]) end
-  local exp = now + math.max(window, tonumber(A[o + 11 + 2 * n]) or 0)
+  if ikey ~= '' then window = tonumber(A[o + D.idemTTL]) end
+  local exp = now + math.max(window, tonumber(A[o + D.floor]) or 0)
   local expS = fmt(exp)
   local rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. pairs_
   redis.call('HSET', K.batches, bid, rec)
@@ -215,8 +220,8 @@ local function dispatchOne(A)
   local cx, failed = callMeta()
   if not cx then return failed end
   local r = dispatchBatch(A, 0, cx)
-  if r[1] == 'new' then cx.sw = sweepDue(tonumber(A[2]), tonumber(A[3]), 1, cx.sw) end
+  if r[1] == 'new' then cx.sw = sweepDue(tonumber(A[D.now]), tonumber(A[D.retention]), 1, cx.sw) end
   -- (a dry run changes nothing: a settling drops hd, healthIndex)
-  if A[7] ~= '1' then metaFlush(cx) end
+  if A[D.dry] ~= '1' then metaFlush(cx) end
   return r
 end

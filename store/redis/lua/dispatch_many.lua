@@ -3,22 +3,24 @@
 -- call: each is all or nothing, and a batch sees the batches before it (an
 -- order id or Idempotency-Key an earlier batch recorded).
 --
--- Arguments A: 1 m, then m batches, each its argument count c and then the
---   c arguments of dispatch.lua.
+-- Arguments (DISPATCH_MANY, functions.go): m, then batches: m batches,
+--   each its argument count c and then the c arguments of dispatch.lua.
 -- Reply: m replies in batch order, each dispatch.lua's reply or
 --   {'error', 'DISPATCH CODE detail'} for a batch that failed.
 
 local function dispatchMany(A)
   local cx, failed = callMeta()
   if not cx then return failed end
-  local m, o, out = tonumber(A[1]), 1, {}
+  local P = DISPATCH_MANY
+  -- batch j's count is A[o + 1], its argument a A[o + 1 + D.a]
+  local m, o, out = tonumber(A[P.m]), P.batches - 1, {}
   local now, ret, applied = 0, 0, 0
   for j = 1, m do
     local r = dispatchBatch(A, o + 1, cx)
     if r.err then
       r = {'error', r.err}
     elseif r[1] == 'new' then
-      now, ret, applied = tonumber(A[o + 3]), tonumber(A[o + 4]), applied + 1
+      now, ret, applied = tonumber(A[o + 1 + D.now]), tonumber(A[o + 1 + D.retention]), applied + 1
     end
     out[j] = r
     o = o + 1 + tonumber(A[o + 1])
