@@ -235,14 +235,21 @@ func wrongType(path string, raw jsontext.Value, want string) error {
 	return fmt.Errorf("%w: %s: got %s, want %s", errWrongType, path, got, want)
 }
 
+// readObject reads the body of an endpoint that takes an object (readBody)
+// and parses it with the general parser (parseObject); an absent body is
+// the empty object.
+func (s *server) readObject(w http.ResponseWriter, r *http.Request) (*object, error) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return nil, err
+	}
+	return parseObject(body)
+}
+
 // readEmptyBody reads the body of an endpoint that takes none: absent, or
 // the empty object. Anything else is the same problem any body gets.
 func (s *server) readEmptyBody(w http.ResponseWriter, r *http.Request) error {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return err
-	}
-	o, err := parseObject(body)
+	o, err := s.readObject(w, r)
 	if err != nil {
 		return err
 	}

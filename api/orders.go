@@ -20,11 +20,7 @@ func (s *server) getOrder(w http.ResponseWriter, r *http.Request) error {
 // completeOrder completes one order; the body {"durationMs": n} is
 // optional.
 func (s *server) completeOrder(w http.ResponseWriter, r *http.Request) error {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return err
-	}
-	o, err := parseObject(body)
+	o, err := s.readObject(w, r)
 	if err != nil {
 		return err
 	}

@@ -11,11 +11,7 @@ import (
 // absent, {} or {"orderCount": X}, which reports the Scale's load as PUT
 // does.
 func (s *server) heartbeat(w http.ResponseWriter, r *http.Request) error {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return err
-	}
-	o, err := parseObject(body)
+	o, err := s.readObject(w, r)
 	if err != nil {
 		return err
 	}
@@ -36,11 +32,7 @@ func (s *server) heartbeat(w http.ResponseWriter, r *http.Request) error {
 // other Scale can take it.
 func (s *server) failOrder(w http.ResponseWriter, r *http.Request) error {
 	pool, orderID := pathID(r, "pool"), pathID(r, "orderId")
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return err
-	}
-	o, err := parseObject(body)
+	o, err := s.readObject(w, r)
 	if err != nil {
 		return err
 	}

@@ -17,44 +17,18 @@ import (
 // a second without answers. It stops with t.Cleanup.
 func StartSentinel(t testing.TB, masterName string, primary *Server, replicas ...*Server) *Server {
 	t.Helper()
-	// Sentinel rewrites its configuration file, so it gets one of its own.
-	conf := filepath.Join(t.TempDir(), "sentinel.conf")
-	body := fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d 1\n"+
-		"sentinel down-after-milliseconds %[1]s 1000\n"+
-		"sentinel failover-timeout %[1]s 10000\n", masterName, primary.port)
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-		t.Fatalf("redistest: sentinel config: %v", err)
-	}
-	s := startConf(t, conf, "--sentinel")
-	c := goredis.NewSentinelClient(&goredis.Options{Addr: s.Addr()})
-	defer c.Close()
-	waitFor(t, "sentinel "+s.Addr()+" knows "+masterName, func(ctx context.Context) (bool, string) {
-		addr, err := c.GetMasterAddrByName(ctx, masterName).Result()
-		if err != nil || len(addr) != 2 || addr[1] != strconv.Itoa(primary.port) {
-			return false, fmt.Sprint(addr, err)
-		}
-		// A replica the sentinel has not yet read INFO from is no candidate
-		// for a failover (NOGOODSLAVE).
-		rs, err := c.Replicas(ctx, masterName).Result()
-		good := 0
-		for _, r := range rs {
-			if r["flags"] == "slave" && r["master-link-status"] == "ok" && r["info-refresh"] != "" &&
-				r["info-refresh"] != "0" && r["role-reported"] == "slave" {
-				good++
-			}
-		}
-		return err == nil && good == len(replicas), fmt.Sprint(rs, err)
-	})
-	return s
+	return StartSentinels(t, 1, 1, masterName, primary.port, len(replicas))[0]
 }
 
 // StartSentinels runs n Redis Sentinels that monitor the primary at
 // 127.0.0.1:port (a Server's, or a LagLink's in front of one) under
 // masterName with quorum votes, declaring it down after a second without
 // answers, and returns them once each knows the primary and replicas
-// replicas. Their failover timeout is a minute, so that none reconfigures
-// a replica that replicates through a LagLink (Sentinel "fixes" a replica
-// of another address only after that long). They stop with t.Cleanup.
+// replicas. Their failover timeout is ten seconds, so that none
+// reconfigures a replica that replicates through a LagLink (Sentinel
+// "fixes" a replica of another address only after that long). Each gets a
+// configuration file of its own, which Sentinel rewrites. They stop with
+// t.Cleanup.
 func StartSentinels(t testing.TB, n, quorum int, masterName string, port, replicas int) []*Server {
 	t.Helper()
 	out := make([]*Server, n)
@@ -75,6 +49,8 @@ func StartSentinels(t testing.TB, n, quorum int, masterName string, port, replic
 			if err != nil || len(addr) != 2 || addr[1] != strconv.Itoa(port) {
 				return false, fmt.Sprint(addr, err)
 			}
+			// A replica the sentinel has not yet read INFO from is no
+			// candidate for a failover (NOGOODSLAVE).
 			rs, err := c.Replicas(ctx, masterName).Result()
 			good := 0
 			for _, r := range rs {
