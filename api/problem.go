@@ -54,10 +54,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.logError(r, slog.LevelError, err)
 	case outcomeUnknownProblem:
 		ind, _ := errors.AsType[*dispatch.IndeterminateError](err)
-		p.Detail, p.BatchID = detailOutcomeUnknown+detailRetryUnkeyed, ind.BatchID
-		if r.Header.Get(idempotencyKeyHeader) != "" {
-			p.Detail = detailOutcomeUnknown + detailRetryKeyed
-		}
+		p.Detail, p.BatchID = retryAdvice(r, detailOutcomeUnknown), ind.BatchID
 		s.logError(r, slog.LevelWarn, err)
 	case notReplicatedProblem:
 		p.Detail = detailNotReplicatedWrite
@@ -65,19 +62,13 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			p.Detail = detailNotReplicatedRead
 		}
 		if ind, ok := errors.AsType[*dispatch.IndeterminateError](err); ok {
-			p.Detail, p.BatchID = detailNotReplicatedBatch+detailRetryUnkeyed, ind.BatchID
-			if r.Header.Get(idempotencyKeyHeader) != "" {
-				p.Detail = detailNotReplicatedBatch + detailRetryKeyed
-			}
+			p.Detail, p.BatchID = retryAdvice(r, detailNotReplicatedBatch), ind.BatchID
 		}
 		s.logError(r, slog.LevelWarn, err)
 	case storeFullProblem:
 		p.Detail = detailStoreFull
 		if ind, ok := errors.AsType[*dispatch.IndeterminateError](err); ok {
-			p.Detail, p.BatchID = detailStoreFull+detailStoreFullBatch+detailRetryUnkeyed, ind.BatchID
-			if r.Header.Get(idempotencyKeyHeader) != "" {
-				p.Detail = detailStoreFull + detailStoreFullBatch + detailRetryKeyed
-			}
+			p.Detail, p.BatchID = retryAdvice(r, detailStoreFull+detailStoreFullBatch), ind.BatchID
 		}
 		s.logError(r, slog.LevelWarn, err)
 	case clientClosedProblem:
@@ -108,4 +99,15 @@ func (s *server) logError(r *http.Request, level slog.Level, err error) {
 		slog.String("path", r.URL.Path),
 		slog.String("request_id", middleware.GetReqID(r.Context())),
 		slog.String("error", err.Error()))
+}
+
+// retryAdvice ends detail, the problem of a batch that may have been
+// applied, with what its client should do: retry with its Idempotency-Key
+// if the request had one, else look the batch up before sending its
+// orders again.
+func retryAdvice(r *http.Request, detail string) string {
+	if r.Header.Get(idempotencyKeyHeader) != "" {
+		return detail + detailRetryKeyed
+	}
+	return detail + detailRetryUnkeyed
 }
