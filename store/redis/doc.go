@@ -26,9 +26,9 @@
 // All keys of pool NAME share the hash tag {pool:NAME}, so a pool lives in
 // one Cluster slot: "dispatch:{pool:NAME}:" and a name. keys.go holds the
 // schema as constants, each with what it holds: the pool's keys (meta,
-// scales, load, elig, orders, own, batches, idem, oexp, bexp, strat, tmp,
-// gone, bref, lex, ring, iexp, lease, lapsed, ejq, lapq, journal), which
-// every function gets in that order, a call's reply key call:TOKEN, and
+// scales, load, elig, orders, own, oexp, bexp, strat, tmp, gone, lex,
+// ring, iexp, lease, lapsed, ejq, lapq, journal), which every function
+// gets in that order, a call's reply key call:TOKEN, and
 // meta's fields (strategy, slowStart, createdAt, the layout, the free-room
 // aggregates, the ring's versions, the batch refs' counter, the counters,
 // the health options, and when the queues and the health indexes next
@@ -66,13 +66,27 @@
 //	       (state a assigned, c completed, x cancelled; ref and chunk hexadecimal;
 //	       moves how often it moved to another Scale, absent for none;
 //	       doneAt empty while assigned; the key last, as it may hold '|')
+//	       or, in a batch of one, which has no ref,
+//	       <state>[+moves]|doneAt|compId|chunk|batchId|createdAt|key
 //	batch  createdAt|expiresAt|strategy|orderId,compId,orderId,compId,…
+//	ref    batchId|createdAt|orders (what a batch's orders share)
+//	key    batchId and the fingerprint's 8-byte hash (an Idempotency-Key)
+//
+// A pool's records share one hash, orders (layout 6): an order under its
+// id, a batch under "|b" and its id, a ref under "|r" and the ref, a key
+// under "|i" and its 12-byte hash. No id holds '|', so the kinds cannot
+// meet, and a single order's dispatch reads its batch, key and order with
+// one HMGET and writes them with one HSET.
 //
 // An outstanding order costs Redis about 135 bytes with 12-byte ids in
 // batches of 1,000 (TestBytesPerOrder measures it): its hash entry with a
 // record of about 15 bytes, its id and compId in the batch record, its id in
 // the own index. The batch id and the time, shared by the whole batch, live
-// once in bref; a batch is one string rather than a hash entry per order.
+// once in its ref; a batch is one string rather than a hash entry per order.
+// A batch of one costs about 365: its order's and its batch's hash entries
+// (each at least 24 bytes of entry, its field and its value in jemalloc's
+// size classes, and a slot of the table), its queue entry and its id in the
+// own index.
 //
 // # Retention
 //

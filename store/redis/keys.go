@@ -19,7 +19,17 @@ const (
 	// the waterfill's compIdArr. Each Scale is in one of elig and load, so
 	// a dispatch updates one sorted set, and ListScales merges the two.
 	keyElig = "elig"
-	// keyOrders HASH: orderId → order record.
+	// keyOrders HASH: the pool's records (layout 6), so that a single
+	// order's lookups are one HMGET and its writes one HSET: orderId →
+	// order record, and in fields that begin with '|' (no id holds it)
+	// fieldBatch+batchId → batch record, fieldRef+ref → "batchId|createdAt
+	// ms|orders", what the orders of a batch of several share, kept while
+	// any of them is stored (meta's metaBatchRef numbers the refs; the
+	// order of a batch of one holds the batch id and createdAt itself),
+	// and fieldIdem+the first 12 bytes of the SHA-256 of an
+	// Idempotency-Key → batchId and the first 8 bytes of the SHA-256 of
+	// the request's fingerprint (idem.go), held while the batch it names
+	// is.
 	keyOrders = "orders"
 	// keyOwn HASH: each Scale's assigned orders, oldest first, in chunks
 	// (for DeleteScale with force, Reassign and ListScaleOrders): compId →
@@ -29,13 +39,6 @@ const (
 	// tail of 256 bytes of ids is sealed before the next order joins it
 	// (lua/own.lua).
 	keyOwn = "own"
-	// keyBatches HASH: batchId → batch record.
-	keyBatches = "batches"
-	// keyIdem HASH: the first 12 bytes of the SHA-256 of an
-	// Idempotency-Key → batchId and the first 8 bytes of the SHA-256 of the
-	// request's fingerprint (idem.go); the key is held while the batch it
-	// names is.
-	keyIdem = "idem"
 	// keyOexp LIST: "expiresMs|orderId", orders as they complete or cancel.
 	keyOexp = "oexp"
 	// keyBexp LIST: "expiresMs|batchId", batches without an
@@ -51,10 +54,6 @@ const (
 	// keyGone STRING: the token of the call that deleted the pool, for a
 	// minute.
 	keyGone = "gone"
-	// keyBref HASH: ref → "batchId|createdAt ms|orders", what the orders
-	// of one batch share, kept while any of them is stored; meta's
-	// metaBatchRef numbers the refs.
-	keyBref = "bref"
 	// keyLex ZSET: compId → 0, the eligible Scales in compId order, for
 	// the strategies that pick by rank or by name.
 	keyLex = "lex"
@@ -89,8 +88,8 @@ const (
 
 // poolKeys are a pool's keys in the order every function gets them.
 var poolKeys = []string{
-	keyMeta, keyScales, keyLoad, keyElig, keyOrders, keyOwn, keyBatches, keyIdem,
-	keyOexp, keyBexp, keyStrat, keyTmp, keyGone, keyBref, keyLex, keyRing, keyIexp,
+	keyMeta, keyScales, keyLoad, keyElig, keyOrders, keyOwn,
+	keyOexp, keyBexp, keyStrat, keyTmp, keyGone, keyLex, keyRing, keyIexp,
 	keyLease, keyLapsed, keyEjq, keyLapq, keyJournal,
 }
 
@@ -111,8 +110,8 @@ const (
 	// metaRingVersion is the metaScalesVersion a ring built in steps
 	// (lua/ring_build.lua) began at.
 	metaRingVersion = "rv"
-	// metaBatchRef numbers the batches' refs in keyBref: the last one
-	// given.
+	// metaBatchRef numbers the batches' refs (keyOrders' fieldRef): the
+	// last one given.
 	metaBatchRef = "bn"
 	// The pool's counters since its creation (dispatch.Counters), which
 	// the call that makes a change raises by how much it changed: orders
@@ -166,7 +165,7 @@ var poolFields = []string{
 // build reads and writes, in meta's metaLayout. Pools of earlier layouts
 // have another or none: a dispatch refuses them (the other calls fail on
 // their records), see docs/operations.md, Upgrades.
-const layout = "5"
+const layout = "6"
 
 // poolPrefix is what every key of pool begins with.
 func poolPrefix(pool string) string { return "dispatch:{pool:" + pool + "}:" }
@@ -184,6 +183,14 @@ func keysOf(pool string) []string {
 // callKey is the key under which a function keeps the reply of call token
 // tok in pool (callToken).
 func callKey(pool, tok string) string { return poolPrefix(pool) + keyCall + ":" + tok }
+
+// The prefixes of keyOrders' fields other than orders (lib.lua's BFIELD,
+// RFIELD, IFIELD).
+const (
+	fieldBatch = "|b"
+	fieldRef   = "|r"
+	fieldIdem  = "|i"
+)
 
 // metaKey is the pool's record, whose existence is the pool's.
 func metaKey(pool string) string { return poolPrefix(pool) + keyMeta }

@@ -95,13 +95,10 @@ func TestOutstandingCollector(t *testing.T) {
 			t.Errorf("%s: pool c, beyond the label cap, is reported", step)
 		}
 		for _, p := range []string{"a", "b"} {
-			for _, k := range []struct{ kind, key string }{{"orders", "orders"}, {"batches", "batches"}, {"keys", "idem"}} {
-				n, err := c.HLen(ctx, "dispatch:{pool:"+p+"}:"+k.key).Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if g := got.value("dispatcher_records", "pool", p, "kind", k.kind); g != float64(n) {
-					t.Errorf("%s: pool %s: %s records %v, want the %d in Redis", step, p, k.kind, g, n)
+			recs := records(t, c, p)
+			for _, kind := range []string{"orders", "batches", "keys"} {
+				if g, n := got.value("dispatcher_records", "pool", p, "kind", kind), recs[kind]; g != float64(n) {
+					t.Errorf("%s: pool %s: %s records %v, want the %d in Redis", step, p, kind, g, n)
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,12 +31,14 @@ var (
 // (dispatcher_records{pool,kind}), read at each scrape, so every replica
 // reports the same numbers whatever it served.
 //
-// Each scrape reads at most maxPools pools, the first by name, at five
+// Each scrape reads at most maxPools pools, the first by name, at four
 // O(1) commands each in one pipeline: a pool's outstanding orders are its
-// order records less its finished ones (HLEN orders − LLEN oexp, off
-// briefly when an id is reused before its old record is swept). The same
-// reads give dispatcher_records{pool,kind}: its orders, batch records and
-// Idempotency-Keys, which size its memory (docs/operations.md, Capacity). A pool is
+// orders dispatched less those completed and cancelled (meta's counters).
+// The same reads give dispatcher_records{pool,kind}, which size its memory
+// (docs/operations.md, Capacity), from the retention queues: its orders
+// (the outstanding and those in oexp), batch records (bexp and iexp) and
+// Idempotency-Keys (iexp); a queue entry whose record was replaced since
+// (an id reused after its time) counts until the sweep takes it. A pool is
 // reported under label(pool) — api.Metrics.PoolLabel, whose cap holds for
 // every per-pool metric — and left out if that is not its own name: the
 // per-pool series stay bounded, and other pools do not hide in an
@@ -70,15 +73,18 @@ func (o *outstandingCollector) Collect(ch chan<- prometheus.Metric) {
 			return
 		}
 	}
-	type counts struct{ exists, orders, finished, batches, keys *goredis.IntCmd }
+	type counts struct {
+		meta                    *goredis.SliceCmd
+		finished, batches, keys *goredis.IntCmd
+	}
 	cs := make([]counts, len(names))
 	var total *goredis.IntCmd
 	_, err := o.c.Pipelined(ctx, func(pl goredis.Pipeliner) error {
 		total = pl.ZCard(ctx, poolsKey)
 		for i, name := range names {
 			p := poolPrefix(name)
-			cs[i] = counts{pl.Exists(ctx, p+keyMeta), pl.HLen(ctx, p+keyOrders), pl.LLen(ctx, p+keyOexp),
-				pl.HLen(ctx, p+keyBatches), pl.HLen(ctx, p+keyIdem)}
+			cs[i] = counts{pl.HMGet(ctx, p+keyMeta, metaStrategy, metaDispatched, metaCompleted, metaCancelled),
+				pl.LLen(ctx, p+keyOexp), pl.LLen(ctx, p+keyBexp), pl.LLen(ctx, p+keyIexp)}
 		}
 		return nil
 	})
@@ -87,16 +93,24 @@ func (o *outstandingCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(poolsDesc, prometheus.GaugeValue, float64(total.Val()))
 	for i, name := range names {
-		if cs[i].exists.Val() == 0 || o.label(name) != name {
+		m := cs[i].meta.Val()
+		if len(m) != 4 || m[0] == nil || o.label(name) != name {
 			continue
 		}
-		n := max(0, cs[i].orders.Val()-cs[i].finished.Val())
+		n := max(0, metaInt(m[1])-metaInt(m[2])-metaInt(m[3]))
 		ch <- prometheus.MustNewConstMetric(outstandingDesc, prometheus.GaugeValue, float64(n), name)
 		for _, r := range []struct {
 			kind string
 			n    int64
-		}{{"orders", cs[i].orders.Val()}, {"batches", cs[i].batches.Val()}, {"keys", cs[i].keys.Val()}} {
+		}{{"orders", n + cs[i].finished.Val()}, {"batches", cs[i].batches.Val() + cs[i].keys.Val()}, {"keys", cs[i].keys.Val()}} {
 			ch <- prometheus.MustNewConstMetric(recordsDesc, prometheus.GaugeValue, float64(r.n), name, r.kind)
 		}
 	}
+}
+
+// metaInt reads a counter of meta as HMGET gives it (nil: 0).
+func metaInt(v any) int64 {
+	s, _ := v.(string)
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
 }

@@ -29,6 +29,9 @@ func preamble(fns []*function) string {
 	var b luaWriter
 	b.line("-- The preamble, made by store/redis/preamble.go from Go's constants.")
 	b.str("LAYOUT", layout)
+	b.str("BFIELD", fieldBatch)
+	b.str("RFIELD", fieldRef)
+	b.str("IFIELD", fieldIdem)
 	b.num("SWEEP", sweepBatch)
 	b.num("CALLMS", maxResend.Milliseconds())
 	b.num("MAXCOUNT", dispatch.MaxOrderCount)

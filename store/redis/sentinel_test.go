@@ -107,7 +107,7 @@ func TestSentinelFailover(t *testing.T) {
 					t.Fatalf("dispatch during the failover: %v", err)
 				}
 				acked = append(acked, id)
-				if ok, _ := rc.HExists(context.Background(), "dispatch:{pool:p}:batches", id).Result(); ok {
+				if ok, _ := rc.HExists(context.Background(), "dispatch:{pool:p}:orders", "|b"+id).Result(); ok {
 					break
 				}
 				time.Sleep(5 * time.Millisecond)
@@ -130,8 +130,8 @@ func TestSentinelFailover(t *testing.T) {
 			if n := sumOutstanding(t, s, "p"); n != found {
 				t.Errorf("outstanding orders after the failover: got %d, want the %d of the batches kept", n, found)
 			}
-			if n, err := rc.HLen(context.Background(), "dispatch:{pool:p}:orders").Result(); err != nil || n != found {
-				t.Errorf("orders on the new primary %s: got %d, %v; want %d", replica.Addr(), n, err, found)
+			if n := records(t, rc, "p")["orders"]; n != found {
+				t.Errorf("orders on the new primary %s: got %d; want %d", replica.Addr(), n, found)
 			}
 		})
 	}

@@ -88,7 +88,7 @@ func measureBatches(t *testing.T, n int, keyed bool) (per, batch, call float64) 
 			if err != nil || replayed {
 				t.Fatalf("Dispatch: %v, replayed %v; want a new batch", err, replayed)
 			}
-			ids = append(ids, b.ID)
+			ids = append(ids, "|b"+b.ID)
 			cs := make([]dispatch.Completion, 10)
 			for j, a := range b.Assignments {
 				cs[j] = dispatch.Completion{OrderID: a.OrderID}
@@ -118,7 +118,7 @@ func measureBatches(t *testing.T, n int, keyed bool) (per, batch, call float64) 
 	m1 := usedMemory(t, c)
 	calls := dropCalls()
 	m2 := usedMemory(t, c)
-	if err := c.HDel(ctx, poolKey("p", "batches"), ids...).Err(); err != nil {
+	if err := c.HDel(ctx, poolKey("p", "orders"), ids...).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if !keyed { // and their queue entries (the warm-up's one too)

@@ -104,7 +104,7 @@ func TestBatchRecordWindows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec, err := c.HGet(ctx, poolKey(pool, "batches"), b.ID).Result()
+			rec, err := c.HGet(ctx, poolKey(pool, "orders"), "|b"+b.ID).Result()
 			if err != nil {
 				t.Fatal(err)
 			}

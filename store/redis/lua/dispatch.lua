@@ -26,7 +26,7 @@
 -- every check has passed.
 --
 -- A call reads meta once (callMeta) and writes it once at its end
--- (metaFlush): the batch counter bn, the counter n.d, the free-room
+-- (metaFlush): the batch refs' counter bn, the counter n.d, the free-room
 -- aggregates u and r, and the times sw and hd that let a call skip the
 -- sweep and the settling while nothing is due. dispatch_many.lua shares
 -- them among its batches.
@@ -53,7 +53,12 @@ local function metaFlush(cx)
     if cx.u ~= cx.u0 then u = fmt(cx.u) end
     if cx.r ~= cx.r0 then r = fmt(cx.r) end
     local nd = fmt((tonumber(cx.nd) or 0) + cx.n)
-    redis.call('HSET', K.meta, 'bn', fmt(cx.bn), 'n.d', nd, 'u', u or '0', 'r', r or '0')
+    -- (bn changes only with a batch of several orders: lib.lua's refs)
+    if type(cx.bn) == 'number' then
+      redis.call('HSET', K.meta, 'bn', fmt(cx.bn), 'n.d', nd, 'u', u or '0', 'r', r or '0')
+    else
+      redis.call('HSET', K.meta, 'n.d', nd, 'u', u or '0', 'r', r or '0')
+    end
   end
   -- (sw and hd change seldom)
   if cx.sw ~= cx.sw0 then
@@ -91,14 +96,34 @@ local function dispatchBatch(A, o, cx)
   local staleBid
   settleFor(cx, now)
 
+  if not dry and bid == '' then return fail('INVALID', 'a batch needs an id') end
+  -- One read for the batch id, the Idempotency-Key and the orders (they
+  -- share K.orders, lib.lua): fields {batch, key, order 1, …}, the key's
+  -- '' when there is none.
+  local stale, idList, keys, held, dup
+  local bf, kf = BFIELD .. bid, ikey ~= '' and IFIELD .. ikey or ''
+  if n == 1 then
+    idList, keys = {A[ob + 2]}, {A[ob + 3]}
+    held = redis.call('HMGET', K.orders, bf, kf, idList[1])
+  else
+    local seen, fields = {}, {bf, kf}
+    idList, keys = {}, {}
+    for i = 1, n do
+      local id = A[ob + 2 * i]
+      if seen[id] and not dup then dup = id end
+      seen[id] = true
+      idList[i], keys[i], fields[i + 2] = id, A[ob + 2 * i + 1], id
+    end
+    held = hmgetList(K.orders, fields)
+  end
   if not dry then
-    if bid == '' then return fail('INVALID', 'a batch needs an id') end
-    local b = redis.call('HGET', K.batches, bid)
+    local b = held[1]
     if b and batchLive(b, now) then return {'batch', bid, b} end
-    if ikey ~= '' then
+    if held[2] then
       -- The key is held while its batch is (idemBatch); a batch past its
       -- time that it still names leaves as this batch takes the key.
-      local rbid, rfp, rb = idemBatch(ikey)
+      local rbid, rfp = idemOf(held[2])
+      local rb = getBatch(rbid)
       if rb and batchLive(rb, now) then
         if rfp ~= fp then return fail('IDEM') end
         return {'replay', rbid, rb}
@@ -108,24 +133,9 @@ local function dispatchBatch(A, o, cx)
   end
 
   if n == 0 then return fail('EMPTY') end
-  -- (Lua allocates every table: a single order takes as few as it can)
-  local stale, idList, keys, held
-  if n == 1 then
-    idList, keys = {A[ob + 2]}, {A[ob + 3]}
-    held = {redis.call('HGET', K.orders, idList[1])}
-  else
-    local seen = {}
-    idList, keys = {}, {}
-    for i = 1, n do
-      local id = A[ob + 2 * i]
-      if seen[id] then return fail('DUP', id) end
-      seen[id] = true
-      idList[i], keys[i] = id, A[ob + 2 * i + 1]
-    end
-    held = hmgetList(K.orders, idList)
-  end
+  if dup then return fail('DUP', dup) end
   for i = 1, n do
-    local h = held[i] and decOrder(held[i])
+    local h = held[i + 2] and decOrder(held[i + 2])
     if h then
       if live(h, now, ret) then return fail('EXISTS', idList[i]) end
       -- expired, not yet swept: this batch replaces it
@@ -162,30 +172,45 @@ local function dispatchBatch(A, o, cx)
     return {'dry', '', at .. '|0|' .. strategy .. '|' .. pairs_}
   end
 
-  local chunkOf
-  if n == 1 then
-    chunkOf = ownAppendOne(comps[1], idList[1])
-  else
-    local ownKV
-    chunkOf, ownKV = ownAppend(comps, first, n, idList)
-    hsetMany(K.own, ownKV)
-  end
-
+  local window = ret
+  if ikey ~= '' then window = tonumber(A[o + D.idemTTL]) end
+  local exp = now + math.max(window, tonumber(A[o + D.floor]) or 0)
+  local expS = fmt(exp)
+  local rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. pairs_
   if stale then
     for _, h in ipairs(stale) do refDrop(h.ref) end
   end
-  local bn = (tonumber(cx.bn) or 0) + 1
-  cx.bn = bn
-  local ref = hex(bn)
-  redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. A[o + D.n])
-  local pre = 'a' .. ref .. '||'
+  if staleBid then redis.call('HDEL', K.orders, BFIELD .. staleBid) end
+
+  -- The batch's records, in one HSET: its orders, the batch, the
+  -- Idempotency-Key; a batch of several orders also its ref, which a
+  -- single order's record holds itself (lib.lua's decOrder).
+  local q, entry = K.bexp, expS .. '|' .. bid
   if n == 1 then
-    redis.call('HSET', K.orders, idList[1], pre .. comps[1] .. '|' .. chunkOf .. '|' .. keys[1])
+    local id = idList[1]
+    local chunk = ownAppendOne(comps[1], id)
+    local orec = 'a||' .. comps[1] .. '|' .. chunk .. '|' .. bid .. '|' .. at .. '|' .. keys[1]
+    if ikey ~= '' then
+      redis.call('HSET', K.orders, id, orec, bf, rec, kf, bid .. fp)
+      q, entry = K.iexp, expS .. '|' .. ikey
+    else
+      redis.call('HSET', K.orders, id, orec, bf, rec)
+    end
   else
-    local okv = {}
+    local chunkOf, ownKV = ownAppend(comps, first, n, idList)
+    hsetMany(K.own, ownKV)
+    local bn = (tonumber(cx.bn) or 0) + 1
+    cx.bn = bn
+    local ref = hex(bn)
+    local okv = {RFIELD .. ref, bid .. '|' .. at .. '|' .. A[o + D.n], bf, rec}
+    if ikey ~= '' then
+      okv[5], okv[6] = kf, bid .. fp
+      q, entry = K.iexp, expS .. '|' .. ikey
+    end
+    local pre, k = 'a' .. ref .. '||', #okv
     for i = 1, n do
-      okv[2 * i - 1] = idList[i]
-      okv[2 * i] = pre .. comps[i] .. '|' .. chunkOf[i] .. '|' .. keys[i]
+      okv[k + 2 * i - 1] = idList[i]
+      okv[k + 2 * i] = pre .. comps[i] .. '|' .. chunkOf[i] .. '|' .. keys[i]
     end
     hsetMany(K.orders, okv)
   end
@@ -193,20 +218,8 @@ local function dispatchBatch(A, o, cx)
   cx.u, cx.r, agg.u, agg.r = cx.u + agg.u, cx.r + agg.r, 0, 0
   cx.n = cx.n + n
 
-  local window = ret
-  if ikey ~= '' then window = tonumber(A[o + D.idemTTL]) end
-  local exp = now + math.max(window, tonumber(A[o + D.floor]) or 0)
-  local expS = fmt(exp)
-  local rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. pairs_
-  redis.call('HSET', K.batches, bid, rec)
   -- Each queue holds one window (lib.lua's sweep); a queue that was empty
   -- has a new head, which meta's sw must cover.
-  local q, entry = K.bexp, expS .. '|' .. bid
-  if ikey ~= '' then
-    if staleBid then redis.call('HDEL', K.batches, staleBid) end
-    redis.call('HSET', K.idem, ikey, bid .. fp)
-    q, entry = K.iexp, expS .. '|' .. ikey
-  end
   if redis.call('RPUSH', q, entry) == 1 then
     local t = tonumber(cx.sw)
     if t and exp < t then cx.sw = expS end

@@ -14,7 +14,8 @@
 -- the expired records one call removes from each queue; CALLMS, how long
 -- a call's reply is kept for a re-send (ms) when its token does not say
 -- (callPut, resend.go's maxResend); LAYOUT, the layout of a pool's keys and
--- records (keys.go) in meta field lv; MAXCOUNT, the most orders a Scale
+-- records (keys.go) in meta field lv; BFIELD, RFIELD, IFIELD, the
+-- prefixes of the fields of K.orders that are not orders; MAXCOUNT, the most orders a Scale
 -- holds (DESIGN §1); RANDDIGITS, the width of a random number; COUNTERS.
 
 local WRITE = 1000    -- values per variadic command (unpack holds ~8000)
@@ -330,10 +331,19 @@ local function saveScale(id, old, new, eligDone)
   end
 end
 
+-- The pool's records share one hash, K.orders (layout 6): field orderId
+-- holds an order record, and fields that begin with '|' (no id holds it)
+-- the rest: BFIELD .. batchId a batch record, RFIELD .. ref a batch ref,
+-- IFIELD .. key hash an Idempotency-Key (the preamble's prefixes, from
+-- keys.go). A single order's lookups are then one HMGET, and its writes
+-- one HSET.
+
 -- Orders: "<state><ref>|doneMs|compId|chunk|key", state a (assigned), c
--- (completed), x (cancelled); ref names the batch in bref, chunk (hexadecimal)
--- the chunk of the Scale's own index; doneMs is empty while assigned; the
--- key comes last, as it may hold '|'.
+-- (completed), x (cancelled); ref names the batch's ref (RFIELD), chunk
+-- (hexadecimal) the chunk of the Scale's own index; doneMs is empty while
+-- assigned; the key comes last, as it may hold '|'. The order of a batch
+-- of one has no ref: it holds what the ref would, "<state>|doneMs|compId|
+-- chunk|batchId|createdMs|key".
 local ORDER = '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$'
 
 -- An order that moved to another Scale (a reassign, a lapse, a failure
@@ -343,13 +353,16 @@ local function decOrder(s)
   if not s then return nil end
   local head, done, comp, chunk, key = string.match(s, ORDER)
   local ref, mv = string.match(head, '^.([^+]*)%+?(%d*)$')
-  return {st = string.sub(head, 1, 1), ref = ref, mv = tonumber(mv) or 0, done = done,
+  local o = {st = string.sub(head, 1, 1), ref = ref, mv = tonumber(mv) or 0, done = done,
     comp = comp, chunk = chunk, key = key}
+  if ref == '' then o.bid, o.at, o.key = string.match(key, '^([^|]*)|([^|]*)|(.*)$') end
+  return o
 end
 
 local function encOrder(o)
   local head = o.st .. o.ref
   if o.mv > 0 then head = head .. '+' .. fmt(o.mv) end
+  if o.bid then return table.concat({head, o.done, o.comp, o.chunk, o.bid, o.at, o.key}, '|') end
   return table.concat({head, o.done, o.comp, o.chunk, o.key}, '|')
 end
 
@@ -367,43 +380,50 @@ local function batchLive(b, now)
   return tonumber(split(b, '|', 3)[2]) >= now
 end
 
--- Batch refs: bref holds ref (hexadecimal) -> "batchId|createdMs|orders", what
--- the orders of one batch share, for as long as any of them is stored: the
--- last order record to leave takes it along.
+local function getBatch(bid) return redis.call('HGET', K.orders, BFIELD .. bid) end
+
+-- Batch refs: RFIELD .. ref (hexadecimal) -> "batchId|createdMs|orders",
+-- what the orders of a batch of several share, for as long as any of them
+-- is stored: the last order record to leave takes it along.
 local function refGet(ref)
-  local v = redis.call('HGET', K.bref, ref)
+  local v = redis.call('HGET', K.orders, RFIELD .. ref)
   if not v then return nil end
   local f = split(v, '|')
   return f[1], f[2], tonumber(f[3])
 end
 
 local function refDrop(ref)
+  if ref == '' then return end -- (a batch of one has none)
   local bid, at, refs = refGet(ref)
   if not bid then return end
   if refs <= 1 then
-    redis.call('HDEL', K.bref, ref)
+    redis.call('HDEL', K.orders, RFIELD .. ref)
   else
-    redis.call('HSET', K.bref, ref, bid .. '|' .. at .. '|' .. fmt(refs - 1))
+    redis.call('HSET', K.orders, RFIELD .. ref, bid .. '|' .. at .. '|' .. fmt(refs - 1))
   end
 end
 
 -- orderView is an order as replies show it:
 -- "state|assignedMs|doneMs|batchId|compId|moves|key".
 local function orderView(o)
-  local bid, at = refGet(o.ref)
+  local bid, at = o.bid, o.at
+  if not bid then bid, at = refGet(o.ref) end
   return table.concat({o.st, at or '', o.done, bid or '', o.comp, fmt(o.mv), o.key}, '|')
 end
 
--- Idempotency-Keys: idem holds the key's hash (12 bytes) -> the batch id
+-- Idempotency-Keys: IFIELD .. the key's hash (12 bytes) -> the batch id
 -- and the request's fingerprint hash (8 bytes), nothing else: the key
 -- lives as long as the batch it names, whose record holds the time.
+-- idemOf splits such a value into the batch id and the fingerprint hash.
+local function idemOf(v) return string.sub(v, 1, -9), string.sub(v, -8) end
+
 -- idemBatch returns the batch id, the fingerprint hash and the batch record
 -- (nil if gone) of key hash h, or nil.
 local function idemBatch(h)
-  local v = redis.call('HGET', K.idem, h)
+  local v = redis.call('HGET', K.orders, IFIELD .. h)
   if not v then return nil end
-  local bid = string.sub(v, 1, -9)
-  return bid, string.sub(v, -8), redis.call('HGET', K.batches, bid) or nil
+  local bid, fp = idemOf(v)
+  return bid, fp, getBatch(bid) or nil
 end
 
 -- NEVER is a time no call reaches (2^53 - 1 ms): meta's sw and hd say it
@@ -424,8 +444,8 @@ end
 
 -- dropBatch removes a batch record without an Idempotency-Key (bexp).
 local function dropBatch(bid, now)
-  local b = redis.call('HGET', K.batches, bid)
-  if b and not batchLive(b, now) then redis.call('HDEL', K.batches, bid) end
+  local b = getBatch(bid)
+  if b and not batchLive(b, now) then redis.call('HDEL', K.orders, BFIELD .. bid) end
 end
 
 -- dropKey removes an Idempotency-Key (iexp) whose batch's time has passed,
@@ -434,8 +454,11 @@ end
 local function dropKey(h, now)
   local bid, _, b = idemBatch(h)
   if bid and not (b and batchLive(b, now)) then
-    if b then redis.call('HDEL', K.batches, bid) end
-    redis.call('HDEL', K.idem, h)
+    if b then
+      redis.call('HDEL', K.orders, BFIELD .. bid, IFIELD .. h)
+    else
+      redis.call('HDEL', K.orders, IFIELD .. h)
+    end
   end
 end
 

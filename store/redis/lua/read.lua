@@ -27,7 +27,7 @@ local function readOne(A)
     if not o or not live(o, tonumber(A[READ.now]), tonumber(A[READ.retention])) then return fail('NOORDER', id) end
     return orderView(o)
   elseif what == 'batch' then
-    local b = redis.call('HGET', K.batches, id)
+    local b = getBatch(id)
     if not b or not batchLive(b, tonumber(A[READ.now])) then return fail('NOBATCH', id) end
     return b
   elseif what == 'table' then
