@@ -41,16 +41,16 @@ func (s *server) dispatch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if dryRun {
-		writeJSON(w, http.StatusOK, toBatch(batch))
+		writeBatch(w, http.StatusOK, batch)
 		return nil
 	}
-	w.Header().Set("Location", batchPath(pool, batch.ID))
+	w.Header()["Location"] = []string{batchPath(pool, batch.ID)}
 	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	} else {
 		s.metrics.ObserveBatch(batch.Pool, string(batch.Strategy), len(batch.Assignments))
 	}
-	writeJSON(w, http.StatusCreated, toBatch(batch))
+	writeBatch(w, http.StatusCreated, batch)
 	return nil
 }
 
@@ -113,6 +113,6 @@ func (s *server) getBatch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toBatch(batch))
+	writeBatch(w, http.StatusOK, batch)
 	return nil
 }

@@ -23,7 +23,7 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if r.ContentLength > s.maxBody {
 		return nil, s.tooLarge()
 	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	b, err := readAll(http.MaxBytesReader(w, r.Body, s.maxBody), r.ContentLength)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, s.tooLarge()
@@ -32,11 +32,41 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	}
 	if len(b) > 0 {
 		ct := r.Header.Get("Content-Type")
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return nil, fmt.Errorf("%w: Content-Type %q, want application/json", errUnsupportedMedia, ct)
+		if ct != "application/json" {
+			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+				return nil, fmt.Errorf("%w: Content-Type %q, want application/json", errUnsupportedMedia, ct)
+			}
 		}
 	}
 	return b, nil
+}
+
+// readAll reads body whole, as io.ReadAll does, into a buffer of its
+// declared length n (-1: unknown) when it has one, so that a body is not
+// copied as the buffer grows.
+func readAll(body io.Reader, n int64) ([]byte, error) {
+	if n <= 0 {
+		return io.ReadAll(body)
+	}
+	b := make([]byte, n, n+1)
+	if _, err := io.ReadFull(body, b); err != nil {
+		return nil, err
+	}
+	// net/http ends the body at its Content-Length; read on to EOF all the
+	// same, as io.ReadAll would, into the spare byte first.
+	for {
+		k, err := body.Read(b[n : n+1])
+		if k > 0 {
+			rest, err := io.ReadAll(body)
+			return append(b[:n+1], rest...), err
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 func (s *server) tooLarge() error {

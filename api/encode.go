@@ -106,34 +106,6 @@ type scaleListJSON struct {
 	NextCursor string      `json:"nextCursor,omitempty"`
 }
 
-type assignmentJSON struct {
-	OrderID string `json:"orderId"`
-	CompID  string `json:"compId"`
-}
-
-// batchJSON is a batch; BatchID is empty, and left out, for a dry run.
-type batchJSON struct {
-	BatchID     string           `json:"batchId,omitempty"`
-	Pool        string           `json:"pool"`
-	Strategy    string           `json:"strategy"`
-	CreatedAt   string           `json:"createdAt"`
-	Assignments []assignmentJSON `json:"assignments"`
-}
-
-func toBatch(b dispatch.Batch) batchJSON {
-	as := make([]assignmentJSON, len(b.Assignments))
-	for i, a := range b.Assignments {
-		as[i] = assignmentJSON{OrderID: a.OrderID, CompID: a.CompID}
-	}
-	return batchJSON{
-		BatchID:     b.ID,
-		Pool:        b.Pool,
-		Strategy:    string(b.Strategy),
-		CreatedAt:   formatTime(b.CreatedAt),
-		Assignments: as,
-	}
-}
-
 type orderJSON struct {
 	OrderID     string `json:"orderId"`
 	CompID      string `json:"compId"`

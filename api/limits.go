@@ -1,13 +1,6 @@
 package api
 
-import (
-	"context"
-	"fmt"
-	"net/http"
-	"time"
-
-	"github.com/go-chi/chi/v5/middleware"
-)
+import "fmt"
 
 // maxJSONDepth is the deepest nesting of arrays and objects a request body
 // may have. The deepest valid request nests 3 levels (a batch: the body,
@@ -61,37 +54,4 @@ func validRequestID(id string) bool {
 		}
 	}
 	return true
-}
-
-// requestID gives each request an id, as middleware.RequestID does, but
-// takes the client's X-Request-Id only when validRequestID accepts it and
-// generates one otherwise.
-func requestID(next http.Handler) http.Handler {
-	withID := middleware.RequestID(next)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if id := r.Header.Get(middleware.RequestIDHeader); id != "" && !validRequestID(id) {
-			r = r.Clone(r.Context())
-			r.Header.Del(middleware.RequestIDHeader)
-		}
-		withID.ServeHTTP(w, r)
-	})
-}
-
-// deadline bounds every request's context, and so every store call made
-// with it, by d. A store call that runs past it fails with
-// context.DeadlineExceeded (or the store's ErrUnavailable), answered 503.
-// Streams (stream(r)) are left without: each of their store reads has a
-// deadline of its own (hub.timeout).
-func deadline(d time.Duration, stream func(*http.Request) bool) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if stream(r) {
-				next.ServeHTTP(w, r)
-				return
-			}
-			ctx, cancel := context.WithTimeout(r.Context(), d)
-			defer cancel()
-			next.ServeHTTP(w, r.WithContext(ctx))
-		})
-	}
 }

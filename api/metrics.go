@@ -48,6 +48,29 @@ type Metrics struct {
 	// dropped the changes a pool's journal dropped unreported.
 	health, moved, dropped *prometheus.CounterVec
 	auth                   *authMetrics
+	// series caches the children of requests and durations, and batchSeries
+	// those of orders, batches and batchSize, by their labels: a lookup
+	// there costs less than hashing the label values on every request.
+	// Their keys are bounded as the labels are.
+	series      sync.Map // requestLabels -> *requestSeries
+	batchSeries sync.Map // batchLabels -> *batchSeriesOf
+}
+
+type requestLabels struct {
+	route, method string
+	status        int
+}
+
+type requestSeries struct {
+	count prometheus.Counter
+	took  prometheus.Observer
+}
+
+type batchLabels struct{ pool, strategy string }
+
+type batchSeriesOf struct {
+	orders, batches prometheus.Counter
+	size            prometheus.Observer
 }
 
 // NewRegistry returns a registry holding the Go runtime and process
@@ -150,10 +173,19 @@ func (m *Metrics) PoolLabel(pool string) string { return m.pools.label(pool) }
 // ObserveBatch counts a batch of n orders dispatched in pool with
 // strategy.
 func (m *Metrics) ObserveBatch(pool, strategy string, n int) {
-	p := m.PoolLabel(pool)
-	m.orders.WithLabelValues(p, strategy).Add(float64(n))
-	m.batches.WithLabelValues(p, strategy).Inc()
-	m.batchSize.WithLabelValues(strategy).Observe(float64(n))
+	k := batchLabels{m.PoolLabel(pool), strategy}
+	v, ok := m.batchSeries.Load(k)
+	if !ok {
+		v, _ = m.batchSeries.LoadOrStore(k, &batchSeriesOf{
+			orders:  m.orders.WithLabelValues(k.pool, strategy),
+			batches: m.batches.WithLabelValues(k.pool, strategy),
+			size:    m.batchSize.WithLabelValues(strategy),
+		})
+	}
+	bs := v.(*batchSeriesOf)
+	bs.orders.Add(float64(n))
+	bs.batches.Inc()
+	bs.size.Observe(float64(n))
 }
 
 // ObserveCoalesced records one store call that carried batches batches,
@@ -167,9 +199,17 @@ func (m *Metrics) observeRequest(route, method string, status int, d time.Durati
 	if route == "" {
 		route = "unmatched"
 	}
-	method = methodLabel(method)
-	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-	m.durations.WithLabelValues(route, method).Observe(d.Seconds())
+	k := requestLabels{route, methodLabel(method), status}
+	v, ok := m.series.Load(k)
+	if !ok {
+		v, _ = m.series.LoadOrStore(k, &requestSeries{
+			count: m.requests.WithLabelValues(route, k.method, strconv.Itoa(status)),
+			took:  m.durations.WithLabelValues(route, k.method),
+		})
+	}
+	rs := v.(*requestSeries)
+	rs.count.Inc()
+	rs.took.Observe(d.Seconds())
 }
 
 // methodLabel bounds the method label: clients may send any token as a

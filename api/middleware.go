@@ -1,62 +1,113 @@
 package api
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 )
 
-// echoRequestID returns the request id that middleware.RequestID chose (or
-// took from the request) in the X-Request-Id response header.
-func echoRequestID(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set(middleware.RequestIDHeader, middleware.GetReqID(r.Context()))
-		next.ServeHTTP(w, r)
-	})
+// front is the outer middleware of every request, in one step so that a
+// request is copied once (one context, one WithContext) rather than once per
+// concern. It gives the request its id (the client's X-Request-Id when
+// validRequestID accepts it, a generated one otherwise) and echoes it in the
+// X-Request-Id response header; it bounds the request's context, and so
+// every store call made with it, by timeout (a store call that runs past it
+// fails with context.DeadlineExceeded or the store's ErrUnavailable,
+// answered 503), except for streams (stream(r)), each of whose store reads
+// has a deadline of its own (hub.timeout); and once the request is
+// answered it logs one line (method, route pattern, status, duration,
+// request id, the name of the token and why it was refused, if it was; 5xx
+// at level error) and counts it in the metrics. Neither shows the path's
+// ids, any header, a token or a token's digest.
+func (s *server) front(timeout time.Duration, stream func(*http.Request) bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			st := &reqState{}
+			if id := r.Header.Get(middleware.RequestIDHeader); validRequestID(id) {
+				st.id = id
+			} else {
+				st.id = newRequestID()
+			}
+			w.Header()[requestIDHeader] = []string{st.id}
+			ctx := context.WithValue(r.Context(), stateKey{}, st)
+			if !stream(r) {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			r = r.WithContext(ctx)
+			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			next.ServeHTTP(ww, r)
+			s.observe(r, st, ww.Status(), time.Since(start))
+		})
+	}
 }
 
-// observe logs one line per request (method, route pattern, status,
-// duration, request id, the name of the token and why it was refused, if
-// it was; 5xx at level error) and counts it in the metrics. Neither shows
-// the path's ids, any header, a token or a token's digest.
-func (s *server) observe(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		r, info := withInfo(r)
-		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-		next.ServeHTTP(ww, r)
-		took := time.Since(start)
-		status := ww.Status()
-		if status == 0 {
-			status = http.StatusOK
-		}
-		route := chi.RouteContext(r.Context()).RoutePattern()
-		s.metrics.observeRequest(route, r.Method, status, took)
-		level := slog.LevelInfo
-		if status >= 500 {
-			level = slog.LevelError
-		}
-		attrs := []slog.Attr{
-			slog.String("method", r.Method),
-			slog.String("route", route),
-			slog.Int("status", status),
-			slog.Duration("duration", took),
-			slog.String("request_id", middleware.GetReqID(r.Context())),
-		}
-		if name := info.tokenName(); name != "" {
-			attrs = append(attrs, slog.String("token", name))
-		}
-		if info.denied != "" {
-			attrs = append(attrs, slog.String("denied", info.denied))
-		}
-		s.log.LogAttrs(r.Context(), level, "request", attrs...)
-	})
+// requestIDHeader is middleware.RequestIDHeader in canonical form, to set
+// it without canonicalizing it on every request.
+var requestIDHeader = http.CanonicalHeaderKey(middleware.RequestIDHeader)
+
+// requestIDPrefix starts every generated request id: a random word, so that
+// the ids of two processes differ; a counter follows.
+var requestIDPrefix = func() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:]) + "-"
+}()
+
+var requestIDs atomic.Uint64
+
+// newRequestID returns a fresh request id: requestIDPrefix and a counter
+// of at least six digits.
+func newRequestID() string {
+	n := requestIDs.Add(1)
+	var buf [64]byte
+	b := append(buf[:0], requestIDPrefix...)
+	for d := uint64(100000); d > 1 && n < d; d /= 10 {
+		b = append(b, '0')
+	}
+	return string(strconv.AppendUint(b, n, 10))
+}
+
+// observe logs and counts one answered request (front).
+func (s *server) observe(r *http.Request, st *reqState, status int, took time.Duration) {
+	if status == 0 {
+		status = http.StatusOK
+	}
+	route := chi.RouteContext(r.Context()).RoutePattern()
+	s.metrics.observeRequest(route, r.Method, status, took)
+	level := slog.LevelInfo
+	if status >= 500 {
+		level = slog.LevelError
+	}
+	if !s.log.Enabled(r.Context(), level) {
+		return
+	}
+	attrs := make([]slog.Attr, 5, 7)
+	attrs[0] = slog.String("method", r.Method)
+	attrs[1] = slog.String("route", route)
+	attrs[2] = slog.Int("status", status)
+	attrs[3] = slog.Duration("duration", took)
+	attrs[4] = slog.String("request_id", st.id)
+	if name := st.info.tokenName(); name != "" {
+		attrs = append(attrs, slog.String("token", name))
+	}
+	if st.info.denied != "" {
+		attrs = append(attrs, slog.String("denied", st.info.denied))
+	}
+	s.log.LogAttrs(r.Context(), level, "request", attrs...)
 }
 
 // recoverPanics answers a panic as a 500 problem and logs it with its stack.

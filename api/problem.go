@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/go-chi/chi/v5/middleware"
-
 	"github.com/dispatcher/dispatcher/dispatch"
 )
 
@@ -97,7 +95,7 @@ func (s *server) logError(r *http.Request, level slog.Level, err error) {
 	s.log.LogAttrs(r.Context(), level, "request failed",
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
-		slog.String("request_id", middleware.GetReqID(r.Context())),
+		slog.String("request_id", requestIDOf(r)),
 		slog.String("error", err.Error()))
 }
 

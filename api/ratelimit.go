@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5/middleware"
-
 	"github.com/dispatcher/dispatcher/dispatch"
 )
 
@@ -51,7 +49,7 @@ func (s *server) limit(r *http.Request, tok *Token) error {
 		s.log.LogAttrs(r.Context(), slog.LevelWarn, "rate limiter failed",
 			slog.String("token", tok.Name),
 			slog.Bool("failClosed", s.failClosed),
-			slog.String("request_id", middleware.GetReqID(r.Context())),
+			slog.String("request_id", requestIDOf(r)),
 			slog.String("error", err.Error()))
 		if !s.failClosed {
 			return nil

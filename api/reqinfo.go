@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 )
 
@@ -13,21 +12,36 @@ type requestInfo struct {
 	denied string
 }
 
-type infoKey struct{}
-
-// withInfo returns r carrying a fresh requestInfo, and that info.
-func withInfo(r *http.Request) (*http.Request, *requestInfo) {
-	info := &requestInfo{}
-	return r.WithContext(context.WithValue(r.Context(), infoKey{}, info)), info
+// reqState is what front puts in a request's context: its id and its
+// requestInfo.
+type reqState struct {
+	id   string
+	info requestInfo
 }
 
-// infoOf returns the requestInfo of r; a throwaway one when r has none
-// (a handler called without observe, as some tests do).
+type stateKey struct{}
+
+// stateOf returns the reqState of r, nil when r has none (a handler called
+// without front, as some tests do).
+func stateOf(r *http.Request) *reqState {
+	st, _ := r.Context().Value(stateKey{}).(*reqState)
+	return st
+}
+
+// infoOf returns the requestInfo of r; a throwaway one when r has none.
 func infoOf(r *http.Request) *requestInfo {
-	if info, ok := r.Context().Value(infoKey{}).(*requestInfo); ok {
-		return info
+	if st := stateOf(r); st != nil {
+		return &st.info
 	}
 	return &requestInfo{}
+}
+
+// requestIDOf returns the id front gave r, "" when it has none.
+func requestIDOf(r *http.Request) string {
+	if st := stateOf(r); st != nil {
+		return st.id
+	}
+	return ""
 }
 
 // deny records that the request of the token named name ("" for no known

@@ -147,7 +147,7 @@ func (s *server) routes() {
 	r := s.mux
 	// middleware.GetHead: HEAD goes wherever GET does (RFC 9110 §9.3.2),
 	// for load balancers' and uptime checkers' probes.
-	r.Use(requestID, echoRequestID, s.observe, s.recoverPanics, deadline(s.timeout, isWatch), middleware.GetHead)
+	r.Use(s.front(s.timeout, isWatch), s.recoverPanics, middleware.GetHead)
 	r.NotFound(s.handle(s.notFound))
 	r.MethodNotAllowed(s.handle(s.methodNotAllowed))
 

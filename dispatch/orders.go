@@ -71,7 +71,12 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 		return DispatchRequest{}, errorf(ErrBatchTooLarge, "%d orders, at most %d", len(in.Orders), s.cfg.MaxBatch)
 	}
 	orders := make([]OrderInput, len(in.Orders))
-	seen := make(map[string]struct{}, len(in.Orders))
+	// A small batch looks for a repeated id among the ids before it; a
+	// larger one keeps them in a map.
+	var seen map[string]struct{}
+	if len(in.Orders) > smallBatch {
+		seen = make(map[string]struct{}, len(in.Orders))
+	}
 	for i, o := range in.Orders {
 		if o.ID == "" {
 			o.ID = s.cfg.NewID()
@@ -83,10 +88,9 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 				return DispatchRequest{}, fmt.Errorf("order %q: %w", o.ID, err)
 			}
 		}
-		if _, dup := seen[o.ID]; dup {
+		if repeated(seen, orders[:i], o.ID) {
 			return DispatchRequest{}, errorf(ErrDuplicateOrder, "order %q appears more than once", o.ID)
 		}
-		seen[o.ID] = struct{}{}
 		orders[i] = o
 	}
 	rnd := make([]uint64, 2*len(orders))
@@ -108,6 +112,28 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 		req.BatchID = s.cfg.NewID()
 	}
 	return req, nil
+}
+
+// smallBatch is the most orders prepare checks for repeated ids without
+// a map.
+const smallBatch = 16
+
+// repeated reports whether id is among the ids of before, which seen holds
+// when it is not nil, and adds it to seen.
+func repeated(seen map[string]struct{}, before []OrderInput, id string) bool {
+	if seen == nil {
+		for _, o := range before {
+			if o.ID == id {
+				return true
+			}
+		}
+		return false
+	}
+	if _, dup := seen[id]; dup {
+		return true
+	}
+	seen[id] = struct{}{}
+	return false
 }
 
 // CompleteOrder completes one order; durationMs (0 when absent) feeds

@@ -1,10 +1,14 @@
 package dispatch_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/dispatcher/dispatcher/dispatch"
+	"github.com/dispatcher/dispatcher/store/memory"
 )
 
 // TestValidIDMatchesPattern checks the hand-written ValidID against
@@ -52,4 +56,26 @@ func BenchmarkValidID(b *testing.B) {
 			dispatch.IDPattern.MatchString(id)
 		}
 	})
+}
+
+// TestRepeatedOrderIDs: an id repeated anywhere in a batch is refused,
+// below and above the size where prepare keeps the ids in a map.
+func TestRepeatedOrderIDs(t *testing.T) {
+	svc := dispatch.NewService(memory.New(memory.Options{}), dispatch.Config{})
+	for _, n := range []int{2, 16, 17, 100} {
+		for _, at := range []int{0, n - 2} {
+			orders := make([]dispatch.OrderInput, n)
+			for i := range orders {
+				orders[i].ID = fmt.Sprintf("o-%d", i)
+			}
+			_, _, err := svc.Dispatch(context.Background(), dispatch.DispatchInput{Pool: "p", Orders: orders})
+			if errors.Is(err, dispatch.ErrDuplicateOrder) || !errors.Is(err, dispatch.ErrPoolNotFound) {
+				t.Fatalf("%d distinct orders: %v, want ErrPoolNotFound", n, err)
+			}
+			orders[n-1].ID = orders[at].ID
+			if _, _, err := svc.Dispatch(context.Background(), dispatch.DispatchInput{Pool: "p", Orders: orders}); !errors.Is(err, dispatch.ErrDuplicateOrder) {
+				t.Errorf("%d orders, the last repeating order %d: %v, want ErrDuplicateOrder", n, at, err)
+			}
+		}
+	}
 }

@@ -97,21 +97,30 @@ func decodeOrder(orderID, view string) (dispatch.Order, error) {
 	return o, nil
 }
 
+// decodeBatch reads a batch record as the scripts show it,
+// "createdAt|expiresAt|strategy|orderId,compId,…"
+// (doc.go), in one pass: the assignments' ids are substrings of rec.
 func decodeBatch(pool, batchID, rec string) (dispatch.Batch, error) {
-	f := strings.SplitN(rec, "|", 4)
-	bad := fmt.Errorf("redis: batch %q: bad record", batchID)
-	if len(f) != 4 {
-		return dispatch.Batch{}, bad
+	bad := func() (dispatch.Batch, error) {
+		return dispatch.Batch{}, fmt.Errorf("redis: batch %q: bad record", batchID)
+	}
+	created, rest, ok1 := strings.Cut(rec, "|")
+	_, rest, ok2 := strings.Cut(rest, "|")
+	strategy, ids, ok3 := strings.Cut(rest, "|")
+	if !ok1 || !ok2 || !ok3 {
+		return bad()
 	}
 	var p ints
-	b := dispatch.Batch{ID: batchID, Pool: pool, Strategy: dispatch.Strategy(f[2]), CreatedAt: p.time(f[0])}
-	ids := strings.Split(f[3], ",")
-	if p.err != nil || len(ids)%2 != 0 {
-		return dispatch.Batch{}, bad
+	b := dispatch.Batch{ID: batchID, Pool: pool, Strategy: dispatch.Strategy(strategy), CreatedAt: p.time(created)}
+	n := strings.Count(ids, ",") + 1
+	if p.err != nil || n%2 != 0 {
+		return bad()
 	}
-	b.Assignments = make([]dispatch.Assignment, len(ids)/2)
+	b.Assignments = make([]dispatch.Assignment, n/2)
 	for i := range b.Assignments {
-		b.Assignments[i] = dispatch.Assignment{OrderID: ids[2*i], CompID: ids[2*i+1]}
+		a := &b.Assignments[i]
+		a.OrderID, ids, _ = strings.Cut(ids, ",")
+		a.CompID, ids, _ = strings.Cut(ids, ",")
 	}
 	return b, nil
 }

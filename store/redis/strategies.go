@@ -2,6 +2,7 @@ package redis
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dispatcher/dispatcher/dispatch"
 )
@@ -38,7 +39,9 @@ const hexDigits = "0123456789abcdef"
 // below 2^53. It fails on a number of 2^53 or more.
 func appendRand(args []any, req dispatch.DispatchRequest) ([]any, error) {
 	n := 2 * len(req.Orders)
-	buf := make([]byte, n*randDigits)
+	var buf strings.Builder
+	buf.Grow(n * randDigits)
+	var digits [randDigits]byte
 	for i := range n {
 		var r uint64
 		if i < len(req.Rand) {
@@ -47,10 +50,11 @@ func appendRand(args []any, req dispatch.DispatchRequest) ([]any, error) {
 		if r >= maxRand {
 			return nil, fmt.Errorf("redis: random number %d of the batch is not below 2^53", r)
 		}
-		for j := (i+1)*randDigits - 1; j >= i*randDigits; j-- {
-			buf[j] = hexDigits[r&15]
+		for j := randDigits - 1; j >= 0; j-- {
+			digits[j] = hexDigits[r&15]
 			r >>= 4
 		}
+		buf.Write(digits[:])
 	}
-	return append(args, string(buf)), nil
+	return append(args, buf.String()), nil
 }

@@ -61,13 +61,13 @@ startNoops() {
 # startThins starts two thin services ($BIN/dispatch-bench thin: a batch
 # decoded, minimal.lua run through go-redis, nothing else) on the Redis of
 # startRedis, each pool 16 Scales, and waits for them: THIN gets their base
-# URLs, comma-separated.
+# URLs, comma-separated, and THIN_PIDS their pids.
 startThins() {
-  THIN=""
+  THIN="" THIN_PIDS=()
   for _ in 1 2; do
     local p
     p=$(freeport)
-    "$BIN/dispatch-bench" thin -addr "127.0.0.1:$p" -redis "redis://127.0.0.1:$RP" -scales 16 >/dev/null 2>&1 & PIDS+=($!)
+    "$BIN/dispatch-bench" thin -addr "127.0.0.1:$p" -redis "redis://127.0.0.1:$RP" -scales 16 >/dev/null 2>&1 & PIDS+=($!) THIN_PIDS+=($!)
     for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$p/" && break; sleep 0.1; done
     THIN=${THIN:+$THIN,}http://127.0.0.1:$p
   done
@@ -81,6 +81,10 @@ loadMinimal() {
   R eval "for i=1,16 do redis.call('ZADD', KEYS[1], 0, string.format('s-%02d', i)) end" 1 '{min}:load' >/dev/null
   MIN_SHA=$(R script load "$(cat "$HERE/minimal.lua")")
 }
+
+# ticks PID... prints the clock ticks of CPU (user + system) the processes
+# have used so far (/proc/PID/stat).
+ticks() { for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat"; done | awk '{s += $1} END {print s}'; }
 
 # redisCPU prints the CPU seconds (used_cpu_user + used_cpu_sys of INFO
 # cpu) the Redis of startRedis has used so far.

@@ -28,9 +28,6 @@ startReplicas
 startNoops
 "$BIN/dispatch-bench" scales -url "$SVC" -pool cpu -n 1000 -progress=false >/dev/null
 
-# ticks PID... prints the clock ticks of CPU (user + system) the processes
-# have used so far.
-ticks() { for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat"; done | awk '{s += $1} END {print s}'; }
 HZ=$(getconf CLK_TCK)
 
 echo "round batch target orders/s | CPU us per request: redis servers tool"

@@ -18,7 +18,11 @@
 #      dispatch-bench run (concurrency 16, ROUND_DUR after 1 s of warmup)
 #      at the thin services, the replicas and the before replicas in turn,
 #      ROUNDS times. The ratio service/thin is the second goal (≥ 0.9 at
-#      batch 1, ≥ 0.8 at batch 100).
+#      batch 1, ≥ 0.8 at batch 100). On two shared cores orders/s follows
+#      the CPU per order of every process, so b. also prints each
+#      variant's servers' own CPU per order (/proc/PID/stat, user + system
+#      of its two processes from the end of the warmup to the end of the
+#      run): the replicas' against the thin services'.
 #
 # Every variant has pools of its own, so two builds can share the Redis:
 # their Redis Functions libraries are named by a hash of their source.
@@ -66,15 +70,17 @@ echo "redis-cpu.sh: nproc $(nproc), loadavg $(loadavg), $(redis-server --version
 startRedis "$OUT/redis.log"
 VARIANTS=service RP_service=$RP
 startReplicas "$BIN"
-SVC_service=$SVC
+SVC_service=$SVC PIDS_service="${SVC_PIDS[*]}"
 if [ -n "$BIN_BEFORE" ]; then
   if [ "$BEFORE_REDIS" = own ]; then startRedis "$OUT/redis-before.log"; fi
   RP_before=$RP
   startReplicas "$BIN_BEFORE"
-  SVC_before=$SVC
+  SVC_before=$SVC PIDS_before="${SVC_PIDS[*]}"
   VARIANTS="service before" RP=$RP_service
 fi
 startThins
+PIDS_thin="${THIN_PIDS[*]}"
+HZ=$(getconf CLK_TCK)
 loadMinimal
 idem=()
 if [ "$IDEM" = 1 ]; then idem=(-idempotency); fi
@@ -175,8 +181,13 @@ for b in $BATCHES; do
         url=${!url}
       fi
       f=$OUT/b-$v-$b-$round.json
+      # the servers' CPU from the end of the warmup to the end of the run
+      pids=PIDS_$v
+      (sleep 1; ticks ${!pids} >"$OUT/ticks0") &
       load "$url" "$v-b$b-$round" "$b" "$ROUND_DUR" 1s "$f"
+      wait $!
       echo -e "rate\t$v\t$b\t$round\t$f" >>"$RAW"
+      echo -e "srv\t$v\t$b\t$round\t$(cat "$OUT/ticks0")\t$(ticks ${!pids})\t$f\t$HZ" >>"$RAW"
     done
     R unlink "{thin:thin-b$b-$round}:orders" >/dev/null
   done
@@ -197,6 +208,8 @@ def report(path):
 def value(r):
     if r[0] == "rate":
         return report(r[4])["ordersPerSec"]
+    if r[0] == "srv":
+        return (float(r[5]) - float(r[4])) / float(r[7]) / report(r[6])["window"]["orders"] * 1e6
     orders = float(r[6]) if r[6].isdigit() else report(r[6])["total"]["orders"]
     return (float(r[5]) - float(r[4])) / orders * 1e6
 
@@ -240,15 +253,27 @@ for b in batches:
         s = vals("rate", v, b)
         ratios = [x / y for x, y in zip(s, t)]
         print("| %s | %s | %s | %s | %s | %.2f |" % (b, v, rng(s, "%.0f"), rng(t, "%.0f"), rng(ratios, "%.2f"), statistics.median(ratios)))
+print()
+print("b2. the servers' own CPU per order in b.'s rounds (user + system of the two processes, /proc/PID/stat,")
+print("    from the end of the warmup to the end of the run, over the run's orders; clock ticks of 1/HZ s)")
+print("| batch | variant | servers µs/order | thin service | ratio | median ratio |")
+print("|---:|---|---:|---:|---:|---:|")
+for b in batches:
+    t = vals("srv", "thin", b)
+    for v in variants:
+        s = vals("srv", v, b)
+        ratios = [x / y for x, y in zip(s, t)]
+        print("| %s | %s | %s | %s | %s× | %.2f× |" % (b, v, rng(s), rng(t), rng(ratios, "%.2f"), statistics.median(ratios)))
 if "before" in variants:
     print()
     print("c. the service over the before build, round by round (Redis µs/order; orders/s)")
-    print("| batch | Redis µs/order: service/before | median | orders/s: service/before | median |")
-    print("|---:|---:|---:|---:|---:|")
+    print("| batch | Redis µs/order: service/before | median | orders/s: service/before | median | servers µs/order: service/before | median |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     for b in batches:
         cpu = [x / y for x, y in zip(vals("cpu", "service", b), vals("cpu", "before", b))]
         rate = [x / y for x, y in zip(vals("rate", "service", b), vals("rate", "before", b))]
-        print("| %s | %s | %.2f | %s | %.2f |" % (b, rng(cpu, "%.2f"), statistics.median(cpu), rng(rate, "%.2f"), statistics.median(rate)))
+        srv = [x / y for x, y in zip(vals("srv", "service", b), vals("srv", "before", b))]
+        print("| %s | %s | %.2f | %s | %.2f | %s | %.2f |" % (b, rng(cpu, "%.2f"), statistics.median(cpu), rng(rate, "%.2f"), statistics.median(rate), rng(srv, "%.2f"), statistics.median(srv)))
 print()
 print("d. Redis commands per batch (INFO commandstats of the last round's run in a.; a script's")
 print("   own commands are counted as well as the EVALSHA or FCALL that ran them; idle ticks too)")
@@ -259,7 +284,7 @@ for b in batches:
         print("  batch %s %s: %s" % (b, v, ", ".join("%s %.2f" % kv for kv in cmds if kv[1] >= 0.005)))
 print()
 print("per round:")
-for kind, f in (("cpu", "%.1f"), ("rate", "%.0f")):
+for kind, f in (("cpu", "%.1f"), ("rate", "%.0f"), ("srv", "%.1f")):
     for b in batches:
         for v in variants + (["minimal"] if kind == "cpu" else ["thin"]):
             print("  %s batch %s %s: %s" % (kind, b, v, " ".join(f % x for x in vals(kind, v, b))))
