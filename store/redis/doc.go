@@ -26,7 +26,7 @@
 // All keys of pool NAME share the hash tag {pool:NAME}, so a pool lives in
 // one Cluster slot: "dispatch:{pool:NAME}:" and a name. keys.go holds the
 // schema as constants, each with what it holds: the pool's keys (meta,
-// scales, load, elig, orders, own, oexp, bexp, strat, tmp, gone, lex,
+// scales, load, elig, orders, oexp, bexp, strat, tmp, gone, lex,
 // ring, iexp, lease, lapsed, ejq, lapq, journal), which every function
 // gets in that order, a call's reply key call:TOKEN, and
 // meta's fields (strategy, slowStart, createdAt, the layout, the free-room
@@ -74,9 +74,10 @@
 //
 // A pool's records share one hash, orders (layout 6): an order under its
 // id, a batch under "|b" and its id, a ref under "|r" and the ref, a key
-// under "|i" and its 12-byte hash. No id holds '|', so the kinds cannot
-// meet, and a single order's dispatch reads its batch, key and order with
-// one HMGET and writes them with one HSET.
+// under "|i" and its 12-byte hash, the own index's tails and chunks under
+// "|o" (keys.go). No id holds '|', so the kinds cannot meet, and a single
+// order's dispatch reads its batch, key and order with one HMGET and
+// writes them with its Scale's own tail in one HSET.
 //
 // An outstanding order costs Redis about 135 bytes with 12-byte ids in
 // batches of 1,000 (TestBytesPerOrder measures it): its hash entry with a

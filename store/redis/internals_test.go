@@ -20,9 +20,26 @@ import (
 
 func poolKey(pool, name string) string { return "dispatch:{pool:" + pool + "}:" + name }
 
+// ownFields returns the own index of pool (its fields of the hash of
+// records that begin with "|o"), by field without the prefix.
+func ownFields(t testing.TB, c goredis.UniversalClient, pool string) map[string]string {
+	t.Helper()
+	all, err := c.HGetAll(context.Background(), poolKey(pool, "orders")).Result()
+	if err != nil {
+		t.Fatalf("HGETALL orders: %v", err)
+	}
+	own := map[string]string{}
+	for f, v := range all {
+		if rest, ok := strings.CutPrefix(f, "|o"); ok {
+			own[rest] = v
+		}
+	}
+	return own
+}
+
 // records counts the records of pool's one hash of records (layout 6) by
 // kind: "orders" (fields without a '|' prefix), "batches" ("|b"), "refs"
-// ("|r") and "keys" ("|i", Idempotency-Keys).
+// ("|r"), "keys" ("|i", Idempotency-Keys) and "own" ("|o", the own index).
 func records(t testing.TB, c goredis.UniversalClient, pool string) map[string]int64 {
 	t.Helper()
 	fields, err := c.HKeys(context.Background(), poolKey(pool, "orders")).Result()
@@ -33,7 +50,7 @@ func records(t testing.TB, c goredis.UniversalClient, pool string) map[string]in
 	for _, f := range fields {
 		kind := "orders"
 		if strings.HasPrefix(f, "|") && len(f) > 1 {
-			kind = map[byte]string{'b': "batches", 'r': "refs", 'i': "keys"}[f[1]]
+			kind = map[byte]string{'b': "batches", 'r': "refs", 'i': "keys", 'o': "own"}[f[1]]
 		}
 		n[kind]++
 	}
@@ -47,10 +64,7 @@ func records(t testing.TB, c goredis.UniversalClient, pool string) map[string]in
 func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, pool string) {
 	t.Helper()
 	ctx := context.Background()
-	fields, err := c.HGetAll(ctx, poolKey(pool, "own")).Result()
-	if err != nil {
-		t.Fatalf("HGETALL own: %v", err)
-	}
+	fields := ownFields(t, c, pool)
 	// ptr reads a pointer of an index ('' is def).
 	ptr := func(s string, def int64) int64 {
 		if s == "" {
@@ -266,8 +280,7 @@ func TestOwnIndexAndForceDelete(t *testing.T) {
 		t.Errorf("cancelled %d orders, want A's %d outstanding", cancelled, a.Outstanding)
 	}
 	checkOwnIndex(t, c, st, "p")
-	fields, _ := c.HKeys(ctx, poolKey("p", "own")).Result()
-	for _, f := range fields {
+	for f := range ownFields(t, c, "p") {
 		if f == "A" || strings.HasPrefix(f, "A ") {
 			t.Errorf("own index keeps field %q of the deleted Scale", f)
 		}
@@ -339,7 +352,7 @@ func TestNothingLeaks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, k := range []string{"orders", "own", "oexp", "bexp", "iexp", "tmp"} {
+	for _, k := range []string{"orders", "oexp", "bexp", "iexp", "tmp"} {
 		if n, _ := c.Exists(ctx, poolKey("p", k)).Result(); n != 0 {
 			v, _ := c.Do(ctx, "DUMP", poolKey("p", k)).Text()
 			t.Errorf("%s still holds data after every lifetime passed (%q)", k, v)

@@ -29,16 +29,14 @@ const (
 	// and fieldIdem+the first 12 bytes of the SHA-256 of an
 	// Idempotency-Key → batchId and the first 8 bytes of the SHA-256 of
 	// the request's fingerprint (idem.go), held while the batch it names
-	// is.
+	// is; and the own index, each Scale's assigned orders, oldest first,
+	// in chunks (for DeleteScale with force, Reassign and
+	// ListScaleOrders): fieldOwn+compId → "tailChunk|lowChunk|prev|id,id,…,"
+	// the tail, fieldOwn+"compId chunk" → "prev|next|id,id,…," the sealed
+	// chunks below it, linked through the chunks before and after that
+	// hold orders ('' for the next number); a tail of 256 bytes of ids is
+	// sealed before the next order joins it (lua/own.lua).
 	keyOrders = "orders"
-	// keyOwn HASH: each Scale's assigned orders, oldest first, in chunks
-	// (for DeleteScale with force, Reassign and ListScaleOrders): compId →
-	// "tailChunk|lowChunk|prev|id,id,…," the tail, "compId chunk" →
-	// "prev|next|id,id,…," the sealed chunks below it, linked through the
-	// chunks before and after that hold orders ('' for the next number); a
-	// tail of 256 bytes of ids is sealed before the next order joins it
-	// (lua/own.lua).
-	keyOwn = "own"
 	// keyOexp LIST: "expiresMs|orderId", orders as they complete or cancel.
 	keyOexp = "oexp"
 	// keyBexp LIST: "expiresMs|batchId", batches without an
@@ -88,7 +86,7 @@ const (
 
 // poolKeys are a pool's keys in the order every function gets them.
 var poolKeys = []string{
-	keyMeta, keyScales, keyLoad, keyElig, keyOrders, keyOwn,
+	keyMeta, keyScales, keyLoad, keyElig, keyOrders,
 	keyOexp, keyBexp, keyStrat, keyTmp, keyGone, keyLex, keyRing, keyIexp,
 	keyLease, keyLapsed, keyEjq, keyLapq, keyJournal,
 }
@@ -185,11 +183,12 @@ func keysOf(pool string) []string {
 func callKey(pool, tok string) string { return poolPrefix(pool) + keyCall + ":" + tok }
 
 // The prefixes of keyOrders' fields other than orders (lib.lua's BFIELD,
-// RFIELD, IFIELD).
+// RFIELD, IFIELD, own.lua's OFIELD).
 const (
 	fieldBatch = "|b"
 	fieldRef   = "|r"
 	fieldIdem  = "|i"
+	fieldOwn   = "|o"
 )
 
 // metaKey is the pool's record, whose existence is the pool's.

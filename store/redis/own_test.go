@@ -269,7 +269,7 @@ func TestOwnIndexCursorOfAnEmptiedChunk(t *testing.T) {
 		p.Cursor = next
 	}
 	chunk, _, _ := strings.Cut(p.Cursor, ".")
-	v, err := c.HGet(ctx, poolKey("p", "own"), "S0 "+chunk).Result()
+	v, err := c.HGet(ctx, poolKey("p", "orders"), "|oS0 "+chunk).Result()
 	if err != nil {
 		t.Fatalf("the cursor's chunk %s: %v", chunk, err)
 	}

@@ -32,6 +32,7 @@ func preamble(fns []*function) string {
 	b.str("BFIELD", fieldBatch)
 	b.str("RFIELD", fieldRef)
 	b.str("IFIELD", fieldIdem)
+	b.str("OFIELD", fieldOwn)
 	b.num("SWEEP", sweepBatch)
 	b.num("CALLMS", maxResend.Milliseconds())
 	b.num("MAXCOUNT", dispatch.MaxOrderCount)

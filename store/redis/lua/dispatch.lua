@@ -183,31 +183,41 @@ local function dispatchBatch(A, o, cx)
   if staleBid then redis.call('HDEL', K.orders, BFIELD .. staleBid) end
 
   -- The batch's records, in one HSET: its orders, the batch, the
-  -- Idempotency-Key; a batch of several orders also its ref, which a
-  -- single order's record holds itself (lib.lua's decOrder).
+  -- Idempotency-Key, the own index's tails (own.lua); a batch of several
+  -- orders also its ref, which a single order's record holds itself
+  -- (lib.lua's decOrder).
   local q, entry = K.bexp, expS .. '|' .. bid
   if n == 1 then
     local id = idList[1]
-    local chunk = ownAppendOne(comps[1], id)
+    local chunk, tf, tv, sf, sv = ownAppendOne(comps[1], id)
     local orec = 'a||' .. comps[1] .. '|' .. chunk .. '|' .. bid .. '|' .. at .. '|' .. keys[1]
-    if ikey ~= '' then
-      redis.call('HSET', K.orders, id, orec, bf, rec, kf, bid .. fp)
-      q, entry = K.iexp, expS .. '|' .. ikey
+    if ikey == '' then
+      if sf then
+        redis.call('HSET', K.orders, id, orec, bf, rec, tf, tv, sf, sv)
+      else
+        redis.call('HSET', K.orders, id, orec, bf, rec, tf, tv)
+      end
     else
-      redis.call('HSET', K.orders, id, orec, bf, rec)
+      q, entry = K.iexp, expS .. '|' .. ikey
+      if sf then
+        redis.call('HSET', K.orders, id, orec, bf, rec, tf, tv, kf, bid .. fp, sf, sv)
+      else
+        redis.call('HSET', K.orders, id, orec, bf, rec, tf, tv, kf, bid .. fp)
+      end
     end
   else
-    local chunkOf, ownKV = ownAppend(comps, first, n, idList)
-    hsetMany(K.own, ownKV)
+    local chunkOf, okv = ownAppend(comps, first, n, idList)
     local bn = (tonumber(cx.bn) or 0) + 1
     cx.bn = bn
     local ref = hex(bn)
-    local okv = {RFIELD .. ref, bid .. '|' .. at .. '|' .. A[o + D.n], bf, rec}
+    local k = #okv
+    okv[k + 1], okv[k + 2], okv[k + 3], okv[k + 4] = RFIELD .. ref, bid .. '|' .. at .. '|' .. A[o + D.n], bf, rec
     if ikey ~= '' then
-      okv[5], okv[6] = kf, bid .. fp
+      okv[k + 5], okv[k + 6] = kf, bid .. fp
       q, entry = K.iexp, expS .. '|' .. ikey
     end
-    local pre, k = 'a' .. ref .. '||', #okv
+    local pre = 'a' .. ref .. '||'
+    k = #okv
     for i = 1, n do
       okv[k + 2 * i - 1] = idList[i]
       okv[k + 2 * i] = pre .. comps[i] .. '|' .. chunkOf[i] .. '|' .. keys[i]

@@ -2,9 +2,10 @@
 -- Scales. It follows lib.lua in the library (functions.go).
 
 -- The own index of a Scale lists its outstanding orders, oldest first, in
--- chunks. Field compId holds the tail, "ct|cl|p|id,id,…,": ct the number of
--- the tail chunk, cl the lowest chunk that holds an order, p the chunk
--- before the tail (all hexadecimal). Field "compId chunk" holds a sealed
+-- chunks. Field tailField(compId) holds the tail, "ct|cl|p|id,id,…,": ct the
+-- number of the tail chunk, cl the lowest chunk that holds an order, p the
+-- chunk before the tail (all hexadecimal). Field ownField(compId, chunk),
+-- OFIELD .. "compId chunk", holds a sealed
 -- chunk below the tail, "p|n|id,id,…,", with p and n the chunks before and
 -- after it; it goes when it empties. The sealed chunks that hold orders
 -- form a list from cl to the tail through n and back through p, so a walk
@@ -18,7 +19,13 @@
 -- the Scale's chunks count from 0 again.
 local OWN = 256
 
-local function ownField(comp, chunk) return comp .. ' ' .. hex(chunk) end
+-- The own index lives in K.orders (layout 6), in fields that begin with
+-- OFIELD (the preamble's, keys.go): a Scale's tail in tailField, so that a
+-- single order's dispatch writes its tail with its records (dispatch.lua),
+-- its sealed chunks in ownField.
+local function tailField(comp) return OFIELD .. comp end
+
+local function ownField(comp, chunk) return OFIELD .. comp .. ' ' .. hex(chunk) end
 
 -- ptr reads a pointer of chunk x ('' is def, the next number).
 local function ptr(s, def)
@@ -62,9 +69,9 @@ end
 -- putTail writes Scale comp's tail, or removes it when the index is empty.
 local function putTail(comp, ct, cl, p, ids)
   if ids == '' and cl == ct then
-    redis.call('HDEL', K.own, comp)
+    redis.call('HDEL', K.orders, tailField(comp))
   else
-    redis.call('HSET', K.own, comp, hex(ct) .. '|' .. hex(cl) .. '|' .. encPtr(p, ct - 1, cl) .. '|' .. ids)
+    redis.call('HSET', K.orders, tailField(comp), hex(ct) .. '|' .. hex(cl) .. '|' .. encPtr(p, ct - 1, cl) .. '|' .. ids)
   end
 end
 
@@ -72,32 +79,32 @@ end
 -- sealed chunk that empties goes: the chunks before and after it point
 -- to each other, and when it was the lowest, cl moves to the one after it.
 local function ownDrop(comp, chunk, id)
-  local ct, cl, tp, ids = ownTail(redis.call('HGET', K.own, comp))
+  local ct, cl, tp, ids = ownTail(redis.call('HGET', K.orders, tailField(comp)))
   if chunk == ct then return putTail(comp, ct, cl, tp, cut(ids, id)) end
   local field = ownField(comp, chunk)
-  local v = redis.call('HGET', K.own, field)
+  local v = redis.call('HGET', K.orders, field)
   if not v then return end
   local p, n, list = sealedOf(v, chunk)
   list = cut(list, id)
   if list ~= '' then
-    redis.call('HSET', K.own, field, encSealed(chunk, p, n, cl, list))
+    redis.call('HSET', K.orders, field, encSealed(chunk, p, n, cl, list))
     return
   end
-  redis.call('HDEL', K.own, field)
+  redis.call('HDEL', K.orders, field)
   local lowest = chunk == cl
   if lowest then
     cl = n
   else
     local pf = ownField(comp, p)
-    local pp, _, pl = sealedOf(redis.call('HGET', K.own, pf), p)
-    redis.call('HSET', K.own, pf, encSealed(p, pp, n, cl, pl))
+    local pp, _, pl = sealedOf(redis.call('HGET', K.orders, pf), p)
+    redis.call('HSET', K.orders, pf, encSealed(p, pp, n, cl, pl))
   end
   if n < ct then
     -- (the next number after the lowest points back as '' either way)
     if not (lowest and n == chunk + 1) then
       local nf = ownField(comp, n)
-      local _, nn, nl = sealedOf(redis.call('HGET', K.own, nf), n)
-      redis.call('HSET', K.own, nf, encSealed(n, p, nn, cl, nl))
+      local _, nn, nl = sealedOf(redis.call('HGET', K.orders, nf), n)
+      redis.call('HSET', K.orders, nf, encSealed(n, p, nn, cl, nl))
     end
     if not lowest then return end -- the tail stays as it was
   else
@@ -117,7 +124,7 @@ local OWNPROBE = 32
 -- since is looked for among the next OWNPROBE numbers, then by a walk
 -- from the lowest, which reads only chunks that hold orders.
 local function ownChunks(comp, from, f)
-  local ct, cl, _, ids = ownTail(redis.call('HGET', K.own, comp))
+  local ct, cl, _, ids = ownTail(redis.call('HGET', K.orders, tailField(comp)))
   -- a chunk past the tail was named before the index emptied: start over
   if not from or from > ct then from = cl end
   local chunk, read = cl, {}
@@ -125,14 +132,14 @@ local function ownChunks(comp, from, f)
     -- the cursor's chunk, or one of the next few if it has emptied since;
     -- past those, the walk from the lowest
     for x = from, math.min(from + OWNPROBE, ct) do
-      if x == ct or redis.call('HEXISTS', K.own, ownField(comp, x)) == 1 then
+      if x == ct or redis.call('HEXISTS', K.orders, ownField(comp, x)) == 1 then
         chunk = x
         break
       end
     end
   end
   while chunk < ct do
-    local v = redis.call('HGET', K.own, ownField(comp, chunk))
+    local v = redis.call('HGET', K.orders, ownField(comp, chunk))
     if not v then error('dispatch: own index of ' .. comp .. ' lost chunk ' .. hex(chunk)) end
     local _, n, list = sealedOf(v, chunk)
     read[#read + 1] = chunk
@@ -160,9 +167,9 @@ end
 -- ownClear removes Scale comp's own index: its tail and the sealed chunks
 -- of the whole walk (ownOutstanding).
 local function ownClear(comp, read)
-  local fields = {comp}
+  local fields = {tailField(comp)}
   for _, chunk in ipairs(read) do fields[#fields + 1] = ownField(comp, chunk) end
-  callMany('HDEL', K.own, fields, 1)
+  callMany('HDEL', K.orders, fields, 1)
 end
 
 -- taken marks Scale record c as read before a batch gives it orders: its
@@ -228,7 +235,7 @@ end
 -- Scales' own index (first lists the Scales in the order first picked,
 -- ids[i] names order i), sealing a tail into its chunk whenever it holds
 -- OWN bytes of ids. Returns each order's chunk (hexadecimal) and the HSET
--- field/value list for K.own, which the caller writes. It runs once per
+-- field/value list for K.orders, which the caller writes. It runs once per
 -- Scale a batch touches, so it keeps per-Scale work small: the orders of a
 -- Scale are chained by index (no table per Scale), and the new ids join
 -- the tail as it was read, header and all.
@@ -239,7 +246,9 @@ local function ownAppend(comps, first, n, ids)
     if head[id] then nxt[last[id]] = i else head[id] = i end
     last[id] = i
   end
-  local tails = hmgetList(K.own, first)
+  local tf = {}
+  for j, id in ipairs(first) do tf[j] = tailField(id) end
+  local tails = hmgetList(K.orders, tf)
   for j, id in ipairs(first) do
     -- the tail "ct|cl|p|ids": ct ends before a, cl before b, the ids
     -- start after hl
@@ -273,29 +282,28 @@ local function ownAppend(comps, first, n, ids)
       i = nxt[i]
     end
     if np > 0 then v = v .. table.concat(pend, ',', 1, np) .. ',' end
-    ownKV[#ownKV + 1] = id
+    ownKV[#ownKV + 1] = tf[j]
     ownKV[#ownKV + 1] = v
   end
   return chunkOf, ownKV
 end
 
--- ownAppendOne is ownAppend of one order, id, assigned to comp, which it
--- writes itself; it returns the order's chunk.
+-- ownAppendOne is ownAppend of one order, id, assigned to comp: it
+-- returns the order's chunk and the field/value pairs to write (the tail,
+-- and a sealed chunk before it when the tail was full), which the caller
+-- adds to its records' HSET.
 local function ownAppendOne(comp, id)
-  local v = redis.call('HGET', K.own, comp) or '0|0||'
+  local tf = tailField(comp)
+  local v = redis.call('HGET', K.orders, tf) or '0|0||'
   local a = string.find(v, '|', 1, true)
   local b = string.find(v, '|', a + 1, true)
   local hl = string.find(v, '|', b + 1, true)
   local chunk = string.sub(v, 1, a - 1)
-  if #v - hl < OWN then
-    redis.call('HSET', K.own, comp, v .. id .. ',')
-    return chunk
-  end
+  if #v - hl < OWN then return chunk, tf, v .. id .. ',' end
   local ct = tonumber(chunk, 16)
   local nc = hex(ct + 1)
-  redis.call('HSET', K.own, ownField(comp, ct), string.sub(v, b + 1, hl) .. '|' .. string.sub(v, hl + 1),
-    comp, nc .. string.sub(v, a, b) .. '|' .. id .. ',')
-  return nc
+  return nc, tf, nc .. string.sub(v, a, b) .. '|' .. id .. ',',
+    ownField(comp, ct), string.sub(v, b + 1, hl) .. '|' .. string.sub(v, hl + 1)
 end
 
 -- ownFront reads up to max of Scale comp's oldest orders from its own index
@@ -306,7 +314,7 @@ end
 -- millions of orders gives up a few at a time in proportion to the few.
 local function ownFront(comp, max)
   local ids, gone = {}, {}
-  local tv = redis.call('HGET', K.own, comp)
+  local tv = redis.call('HGET', K.orders, tailField(comp))
   if not tv or max <= 0 then return ids, function() end end
   local ct, cl, tp, tids = ownTail(tv)
   -- take reads up to want ids from list and returns what is left of it.
@@ -322,7 +330,7 @@ local function ownFront(comp, max)
   end
   local chunk, part = cl, nil
   while chunk < ct and #ids < max do
-    local v = redis.call('HGET', K.own, ownField(comp, chunk))
+    local v = redis.call('HGET', K.orders, ownField(comp, chunk))
     if not v then error('dispatch: own index of ' .. comp .. ' lost chunk ' .. hex(chunk)) end
     local p, n, list = sealedOf(v, chunk)
     local rest = take(list, max - #ids)
@@ -336,10 +344,10 @@ local function ownFront(comp, max)
   local trest = tids
   if not part and chunk >= ct then trest = take(tids, max - #ids) end
   return ids, function()
-    callMany('HDEL', K.own, gone, 1)
+    callMany('HDEL', K.orders, gone, 1)
     if part then
       -- (its pointer back now lies below the lowest chunk: written '')
-      redis.call('HSET', K.own, ownField(comp, part.chunk), encSealed(part.chunk, part.p, part.n, part.chunk, part.rest))
+      redis.call('HSET', K.orders, ownField(comp, part.chunk), encSealed(part.chunk, part.p, part.n, part.chunk, part.rest))
       return putTail(comp, ct, part.chunk, tp, tids)
     end
     -- every chunk below the one reached emptied: it is the lowest now

@@ -15,7 +15,7 @@ local function poolDel(A)
     if tok ~= '' and redis.call('GET', K.gone) == tok then return 1 end
     return fail('NOPOOL')
   end
-  redis.call('UNLINK', K.meta, K.scales, K.load, K.elig, K.orders, K.own,
+  redis.call('UNLINK', K.meta, K.scales, K.load, K.elig, K.orders,
     K.oexp, K.bexp, K.iexp, K.strat, K.tmp, K.lex, K.ring, K.lease, K.lapsed,
     K.ejq, K.lapq, K.journal)
   if tok ~= '' then redis.call('SET', K.gone, tok, 'PX', 60000) end

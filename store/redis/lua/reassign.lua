@@ -59,7 +59,7 @@ local function reassign(A)
 
   local chunkOf, ownKV = ownAppend(comps, first, n, ids)
   ownClear(from, read)
-  hsetMany(K.own, ownKV)
+  hsetMany(K.orders, ownKV)
 
   local okv, reply = {}, {}
   for i = 1, n do

@@ -63,7 +63,7 @@ local function tick(A)
         local comps = plan.comps
         take()
         local chunkOf, ownKV = ownAppend(comps, plan.first, #ids, ids)
-        hsetMany(K.own, ownKV)
+        hsetMany(K.orders, ownKV)
         local okv = {}
         for i, id in ipairs(ids) do
           local r = recs[i]
