@@ -56,7 +56,7 @@ func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest, floor tim
 		dry = "1"
 	}
 	key, fp := idemArgs(req)
-	args = append(args, req.BatchID, ms(req.Now), s.retention.Milliseconds(), key, fp,
+	args = append(args, packBatchID(req.BatchID), ms(req.Now), s.retention.Milliseconds(), key, fp,
 		req.IdempotencyTTL.Milliseconds(), dry, maxCost(req))
 	args, err := appendRand(args, req)
 	if err != nil {
@@ -76,7 +76,7 @@ func decodeDispatch(req dispatch.DispatchRequest, v any) (dispatch.Batch, bool, 
 	if len(r) != 3 {
 		return dispatch.Batch{}, false, fmt.Errorf("redis: dispatch replied %v", v)
 	}
-	b, err := decodeBatch(req.Pool, asString(r[1]), asString(r[2]))
+	b, err := decodeBatch(req.Pool, unpackBatchID(asString(r[1])), asString(r[2]))
 	return b, asString(r[0]) == "replay", err
 }
 
@@ -84,7 +84,7 @@ func decodeDispatch(req dispatch.DispatchRequest, v any) (dispatch.Batch, bool, 
 // (also for one whose time has passed at now, not yet swept),
 // ErrUnavailable.
 func (s *Store) GetBatch(ctx context.Context, pool, batchID string, now time.Time) (dispatch.Batch, error) {
-	v, err := s.call(ctx, fnRead, pool, "batch", batchID, ms(now))
+	v, err := s.call(ctx, fnRead, pool, "batch", packBatchID(batchID), ms(now))
 	if err != nil {
 		return dispatch.Batch{}, translate(err, pool)
 	}

@@ -86,7 +86,7 @@ func decodeOrder(orderID, view string) (dispatch.Order, error) {
 		State:       orderStateOfCode[f[0]],
 		AssignedAt:  p.time(f[1]),
 		CompletedAt: p.time(f[2]),
-		BatchID:     f[3],
+		BatchID:     unpackBatchID(f[3]),
 		CompID:      f[4],
 		Moves:       p.parse(f[5]),
 		Key:         f[6],

@@ -88,7 +88,7 @@ func measureBatches(t *testing.T, n int, keyed bool) (per, batch, call float64) 
 			if err != nil || replayed {
 				t.Fatalf("Dispatch: %v, replayed %v; want a new batch", err, replayed)
 			}
-			ids = append(ids, "|b"+b.ID)
+			ids = append(ids, "|b"+redis.PackBatchID(b.ID))
 			cs := make([]dispatch.Completion, 10)
 			for j, a := range b.Assignments {
 				cs[j] = dispatch.Completion{OrderID: a.OrderID}

@@ -104,7 +104,7 @@ func TestBatchRecordWindows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec, err := c.HGet(ctx, poolKey(pool, "orders"), "|b"+b.ID).Result()
+			rec, err := c.HGet(ctx, poolKey(pool, "orders"), "|b"+redis.PackBatchID(b.ID)).Result()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,9 +120,9 @@ func TestBatchRecordWindows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// A batch without a key is queued by its id, a key by its hash
-			// (idem.go).
-			want := f[1] + "|" + b.ID
+			// A batch without a key is queued by its id (packed,
+			// batchid.go), a key by its hash (idem.go).
+			want := f[1] + "|" + redis.PackBatchID(b.ID)
 			if tc.key != "" {
 				h := sha256.Sum256([]byte(tc.key))
 				want = f[1] + "|" + string(h[:12])

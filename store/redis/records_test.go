@@ -1,0 +1,153 @@
+package redis_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+	"github.com/dispatcher/dispatcher/store/redis"
+	"github.com/dispatcher/dispatcher/store/redis/redistest"
+)
+
+// TestOneHashOfRecords dispatches a batch of one order with an
+// Idempotency-Key and a batch of two without (layout 6): the pool's
+// records share the hash orders, the single order holds its batch id and
+// time instead of a ref, the batch of two has one ref; each reads back
+// through the store, and once every window has passed nothing is left.
+func TestOneHashOfRecords(t *testing.T) {
+	c, st, _ := poolOfA(t)
+	ctx := context.Background()
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	single := dispatch.DispatchRequest{Pool: "p", BatchID: "0190d1a2-7b3c-7def-8123-456789abcdef", Now: t0,
+		IdempotencyKey: "k", Fingerprint: "fp", IdempotencyTTL: time.Hour,
+		Orders: []dispatch.OrderInput{{ID: "o1", Key: "a|b"}}}
+	pair := dispatch.DispatchRequest{Pool: "p", BatchID: "b2", Now: t0,
+		Orders: []dispatch.OrderInput{{ID: "o2"}, {ID: "o3"}}}
+	for _, req := range []dispatch.DispatchRequest{single, pair} {
+		if _, _, err := st.Dispatch(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fields, err := c.HKeys(ctx, poolKey("p", "orders")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(fields)
+	packed := redis.PackBatchID(single.BatchID)
+	want := []string{"o1", "o2", "o3", "|b" + packed, "|bb2", "|i", "|oA", "|r1"}
+	var got []string
+	for _, f := range fields {
+		if strings.HasPrefix(f, "|i") {
+			f = "|i" // (the key's hash)
+		}
+		got = append(got, f)
+	}
+	sort.Strings(want)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("fields of orders: %q, want %q", got, want)
+	}
+	if len(packed) != 23 {
+		t.Errorf("a UUID batch id is kept as %q, want 23 characters", packed)
+	}
+	rec, _ := c.HGet(ctx, poolKey("p", "orders"), "o1").Result()
+	if want := fmt.Sprintf("a||A|0|%s|%d|a|b", packed, t0.UnixMilli()); rec != want {
+		t.Errorf("record of the single order: %q, want %q", rec, want)
+	}
+	for _, id := range []string{"o1", "o2", "o3"} {
+		o, err := st.GetOrder(ctx, "p", id, t0)
+		wantBatch := map[bool]string{true: single.BatchID, false: pair.BatchID}[id == "o1"]
+		if err != nil || o.BatchID != wantBatch || !o.AssignedAt.Equal(t0) || o.CompID != "A" {
+			t.Errorf("GetOrder %s: %+v, %v; want batch %s at %v on A", id, o, err, wantBatch, t0)
+		}
+	}
+	if b, err := st.GetBatch(ctx, "p", single.BatchID, t0); err != nil || b.ID != single.BatchID || len(b.Assignments) != 1 {
+		t.Errorf("GetBatch: %+v, %v", b, err)
+	}
+	// A retry by batch id and a replay by key find the batch in the hash.
+	if b, replayed, err := st.Dispatch(ctx, single); err != nil || replayed || b.ID != single.BatchID {
+		t.Errorf("retried batch: %+v, %v, %v", b, replayed, err)
+	}
+	again := single
+	again.BatchID = "other"
+	if b, replayed, err := st.Dispatch(ctx, again); err != nil || !replayed || b.ID != single.BatchID {
+		t.Errorf("replay: %+v, %v, %v; want batch %s replayed", b, replayed, err, single.BatchID)
+	}
+	again.Fingerprint = "changed"
+	if _, _, err := st.Dispatch(ctx, again); err == nil {
+		t.Error("a changed request under a held key was accepted")
+	}
+	for _, id := range []string{"o1", "o2", "o3"} {
+		if _, err := st.Cancel(ctx, "p", id, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Past every window (retention 24 h, the key's hour), calls sweep the rest.
+	later := t0.Add(25 * time.Hour)
+	for i := range 3 {
+		if _, _, err := st.PutScale(ctx, "p", "A", dispatch.ScaleSpec{}, later.Add(time.Duration(i)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := c.Exists(ctx, poolKey("p", "orders")).Result(); err != nil || n != 0 {
+		left, _ := c.HKeys(ctx, poolKey("p", "orders")).Result()
+		t.Errorf("orders still holds %q after every window passed", left)
+	}
+}
+
+// TestSingleOrderCommands counts the Redis commands inside the FCALLs of
+// single-order dispatches on a pool of 16 Scales with nothing due (INFO
+// commandstats): its meta and its records are read with one HMGET each,
+// the records and the own tail written with one HSET; with the waterfill's
+// reads and increment, the queue's RPUSH and meta's HSET, nine, and now
+// and then one more where the waterfill reads past a level. A change that
+// adds a command per order fails here.
+func TestSingleOrderCommands(t *testing.T) {
+	c := newClient(t, redistest.Start(t))
+	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
+	scales := make([]string, 16)
+	for i := range scales {
+		scales[i] = fmt.Sprintf("S%02d", i)
+	}
+	mustPool(t, svc, "p", scales...)
+	ctx := context.Background()
+	for range 5 { // (the first calls make the keys)
+		dispatchOne(t, svc, "p")
+	}
+	if err := c.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	for range n {
+		dispatchOne(t, svc, "p")
+	}
+	info, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, fcalls := 0, 0
+	for _, l := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(l), "cmdstat_"), ":")
+		if !ok || strings.HasPrefix(l, "#") {
+			continue
+		}
+		var calls int
+		fmt.Sscanf(rest, "calls=%d,", &calls)
+		switch {
+		case name == "fcall":
+			fcalls = calls
+		case name == "info" || strings.HasPrefix(name, "config"):
+		default:
+			cmds += calls
+		}
+	}
+	if fcalls != n {
+		t.Fatalf("%d FCALLs for %d dispatches", fcalls, n)
+	}
+	if per := float64(cmds) / n; per > 9.5 {
+		t.Errorf("%.2f commands per single-order dispatch, want at most 9.5 (commandstats:\n%s)", per, info)
+	}
+}
