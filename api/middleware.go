@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -40,7 +41,8 @@ func (s *server) front(timeout time.Duration, stream func(*http.Request) bool) f
 			} else {
 				st.id = newRequestID()
 			}
-			w.Header()[requestIDHeader] = []string{st.id}
+			st.idHeader[0] = st.id
+			w.Header()[requestIDHeader] = st.idHeader[:]
 			ctx := context.WithValue(r.Context(), stateKey{}, st)
 			if !stream(r) {
 				var cancel context.CancelFunc
@@ -48,12 +50,60 @@ func (s *server) front(timeout time.Duration, stream func(*http.Request) bool) f
 				defer cancel()
 			}
 			r = r.WithContext(ctx)
-			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-			next.ServeHTTP(ww, r)
-			s.observe(r, st, ww.Status(), time.Since(start))
+			st.w.ResponseWriter = w
+			next.ServeHTTP(&st.w, r)
+			s.observe(r, st, st.w.code, time.Since(start))
 		})
 	}
 }
+
+// statusWriter is the ResponseWriter that front passes on: it notes the
+// status answered, as middleware.WrapResponseWriter does, for the log and
+// the metrics. Flush, ReadFrom and Unwrap (http.ResponseController) reach
+// the server's writer.
+type statusWriter struct {
+	http.ResponseWriter
+	code int // 0 until the header is written
+}
+
+// WriteHeader notes code and passes it on; an informational status (1xx
+// but 101) is passed on and not noted, and a second status is dropped.
+func (w *statusWriter) WriteHeader(code int) {
+	if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	if w.code == 0 {
+		w.code = code
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// ReadFrom lets io.Copy reach the server's ReadFrom (sendfile).
+func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return io.Copy(w.ResponseWriter, r)
+}
+
+// Flush sends what is buffered, the header first.
+func (w *statusWriter) Flush() {
+	if w.code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap returns the server's writer, for http.ResponseController.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // requestIDHeader is middleware.RequestIDHeader in canonical form, to set
 // it without canonicalizing it on every request.

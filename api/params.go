@@ -34,6 +34,9 @@ func pathID(r *http.Request, name string) string {
 // query returns the query parameter name and whether it is present.
 // errInvalidParameter when it is repeated.
 func query(r *http.Request, name string) (string, bool, error) {
+	if r.URL.RawQuery == "" {
+		return "", false, nil
+	}
 	vs, ok := r.URL.Query()[name]
 	switch {
 	case !ok:

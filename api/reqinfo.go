@@ -17,6 +17,9 @@ type requestInfo struct {
 type reqState struct {
 	id   string
 	info requestInfo
+	// w and idHeader are front's, kept here to be allocated with the rest.
+	w        statusWriter
+	idHeader [1]string
 }
 
 type stateKey struct{}

@@ -26,7 +26,10 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+	out := newLogBuffer(os.Stdout, logFlushAfter)
+	err := run(ctx, os.Args[1:], os.Getenv, out, os.Stderr)
+	out.Flush()
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
 		}

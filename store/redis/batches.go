@@ -25,7 +25,7 @@ import (
 // if the call was sent but not answered, or (wrapping
 // dispatch.ErrNotReplicated) if too few replicas confirmed it.
 func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
-	args, err := s.dispatchArgs(nil, req, batchFloor(ctx))
+	args, err := s.dispatchArgs(make([]any, 0, dispatchArgsLen(req)), req, batchFloor(ctx))
 	if err != nil {
 		return dispatch.Batch{}, false, err
 	}
@@ -46,6 +46,9 @@ func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dis
 	}
 	return b, replayed, nil
 }
+
+// dispatchArgsLen is how many arguments dispatchArgs appends for req.
+func dispatchArgsLen(req dispatch.DispatchRequest) int { return 11 + 2*len(req.Orders) }
 
 // dispatchArgs appends the arguments of lua/dispatch.lua for req to args,
 // in the order of fnDispatch's args;

@@ -20,7 +20,11 @@ func (s *Store) DispatchMany(ctx context.Context, reqs []dispatch.DispatchReques
 		return out
 	}
 	pool := reqs[0].Pool
-	args := make([]any, 0, 1+len(reqs)*13)
+	n := 1
+	for _, req := range reqs {
+		n += 1 + dispatchArgsLen(req)
+	}
+	args := make([]any, 0, n)
 	args = append(args, len(reqs))
 	floor := batchFloor(ctx)
 	for i, req := range reqs {
