@@ -26,6 +26,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	tuneGC(os.Getenv)
 	out := newLogBuffer(os.Stdout, logFlushAfter)
 	err := run(ctx, os.Args[1:], os.Getenv, out, os.Stderr)
 	out.Flush()
