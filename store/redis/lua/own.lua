@@ -78,9 +78,18 @@ end
 -- ownDrop removes order id from chunk chunk of Scale comp's own index. A
 -- sealed chunk that empties goes: the chunks before and after it point
 -- to each other, and when it was the lowest, cl moves to the one after it.
-local function ownDrop(comp, chunk, id)
+-- With pend, an order in the tail that leaves orders in the index is not
+-- written: ownDrop returns the tail's field and value, which the caller
+-- writes with its own fields (release).
+local function ownDrop(comp, chunk, id, pend)
   local ct, cl, tp, ids = ownTail(redis.call('HGET', K.orders, tailField(comp)))
-  if chunk == ct then return putTail(comp, ct, cl, tp, cut(ids, id)) end
+  if chunk == ct then
+    ids = cut(ids, id)
+    if pend and not (ids == '' and cl == ct) then
+      return tailField(comp), hex(ct) .. '|' .. hex(cl) .. '|' .. encPtr(tp, ct - 1, cl) .. '|' .. ids
+    end
+    return putTail(comp, ct, cl, tp, ids)
+  end
   local field = ownField(comp, chunk)
   local v = redis.call('HGET', K.orders, field)
   if not v then return end
@@ -219,15 +228,21 @@ local function saveAssigned(first, cur, eligDone)
 end
 
 -- release ends assigned order o (id) in state st at now: the order record,
--- its Scale's own index and the retention queue. The caller updates the
--- Scale (c, its record as cached) and saves it.
+-- its Scale's own index and the retention queue; the order and the own
+-- tail it leaves share one HSET (they share K.orders). The caller updates
+-- the Scale (c, its record as cached) and saves it.
 local function release(id, o, c, st, now, ret)
+  local tf, tv
   if c then
     c.out = c.out - 1
-    ownDrop(o.comp, tonumber(o.chunk, 16), id)
+    tf, tv = ownDrop(o.comp, tonumber(o.chunk, 16), id, true)
   end
   o.st, o.done = st, fmt(now)
-  redis.call('HSET', K.orders, id, encOrder(o))
+  if tf then
+    redis.call('HSET', K.orders, id, encOrder(o), tf, tv)
+  else
+    redis.call('HSET', K.orders, id, encOrder(o))
+  end
   queuePush(K.oexp, {fmt(now + ret) .. '|' .. id})
 end
 
