@@ -20,5 +20,11 @@ func TestDispatchArgsLen(t *testing.T) {
 		if len(args) != dispatchArgsLen(req) {
 			t.Errorf("%d orders: dispatchArgs appends %d arguments, dispatchArgsLen says %d", n, len(args), dispatchArgsLen(req))
 		}
+		// The orders' ids and keys go as pointers to the request's strings.
+		req.Orders[n-1] = dispatch.OrderInput{ID: "o-last", Key: "k-last"}
+		args, _ = s.dispatchArgs(nil, req, time.Second)
+		if id, key := args[len(args)-2].(*string), args[len(args)-1].(*string); *id != "o-last" || *key != "k-last" {
+			t.Errorf("%d orders: the last order's arguments are %q, %q", n, *id, *key)
+		}
 	}
 }
