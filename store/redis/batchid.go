@@ -2,8 +2,9 @@ package redis
 
 import (
 	"encoding/base64"
-	"encoding/hex"
 	"strings"
+
+	"github.com/google/uuid"
 )
 
 // Batch ids as Redis keeps them (layout 6). The service names a batch by a
@@ -24,19 +25,11 @@ func packBatchID(id string) string {
 	if strings.HasPrefix(id, ".") {
 		return "." + id
 	}
-	if !canonicalUUID(id) {
+	u, ok := canonicalUUID(id)
+	if !ok {
 		return id
 	}
-	var raw [16]byte
-	hex.Decode(raw[0:4], []byte(id[0:8]))
-	hex.Decode(raw[4:6], []byte(id[9:13]))
-	hex.Decode(raw[6:8], []byte(id[14:18]))
-	hex.Decode(raw[8:10], []byte(id[19:23]))
-	hex.Decode(raw[10:16], []byte(id[24:36]))
-	var out [23]byte
-	out[0] = '.'
-	base64.RawURLEncoding.Encode(out[1:], raw[:])
-	return string(out[:])
+	return "." + base64.RawURLEncoding.EncodeToString(u[:])
 }
 
 // unpackBatchID returns the batch id of s, a form packBatchID made.
@@ -47,31 +40,27 @@ func unpackBatchID(s string) string {
 	if len(s) != 23 || s[0] != '.' {
 		return s
 	}
-	var raw [16]byte
-	if n, err := base64.RawURLEncoding.Decode(raw[:], []byte(s[1:])); err != nil || n != 16 {
+	raw, err := base64.RawURLEncoding.DecodeString(s[1:])
+	if err != nil {
 		return s
 	}
-	h := hex.EncodeToString(raw[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+	u, err := uuid.FromBytes(raw)
+	if err != nil {
+		return s
+	}
+	return u.String()
 }
 
-// canonicalUUID reports whether id is a UUID in lowercase 8-4-4-4-12 form.
-func canonicalUUID(id string) bool {
+// canonicalUUID returns the UUID of id if id is one in the form
+// uuid.UUID.String writes (lowercase 8-4-4-4-12), which alone
+// unpackBatchID gives back as it was.
+func canonicalUUID(id string) (uuid.UUID, bool) {
 	if len(id) != 36 {
-		return false
+		return uuid.UUID{}, false
 	}
-	for i := 0; i < 36; i++ {
-		c := id[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-				return false
-			}
-		}
+	u, err := uuid.Parse(id)
+	if err != nil || u.String() != id {
+		return uuid.UUID{}, false
 	}
-	return true
+	return u, true
 }

@@ -35,8 +35,9 @@ func TestPackBatchID(t *testing.T) {
 		if strings.ContainsAny(p, "|,") {
 			t.Errorf("pack(%q) = %q holds '|' or ','", id, p)
 		}
+		_, isUUID := canonicalUUID(id)
 		switch {
-		case canonicalUUID(id):
+		case isUUID:
 			if len(p) != 23 || p[0] != '.' {
 				t.Errorf("pack(%q) = %q, want '.' and 22 characters", id, p)
 			}
