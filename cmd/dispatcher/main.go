@@ -26,7 +26,6 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	tuneGC(os.Getenv)
 	out := newLogBuffer(os.Stdout, logFlushAfter)
 	err := run(ctx, os.Args[1:], os.Getenv, out, os.Stderr)
 	out.Flush()
@@ -66,6 +65,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.RedisURL != "" {
+		// (on the embedded store the heap is the pool's state: Go's default
+		// target keeps it within twice that)
+		tuneGC(getenv)
 	}
 	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
 
