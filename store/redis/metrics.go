@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,10 @@ type Metrics struct {
 	scripts *prometheus.HistogramVec
 	errors  *prometheus.CounterVec
 	names   map[string]string // function's registered name → name
+	// observers holds the scripts histogram's series by script name
+	// (string → prometheus.Observer) once a call has made them, so that
+	// the next call does not hash its label.
+	observers sync.Map
 }
 
 // NewMetrics registers the store's collectors on reg and returns them. It
@@ -123,7 +128,11 @@ func (m *Metrics) observe(cmd goredis.Cmder, d time.Duration, err error) {
 	}
 	call := m.scriptName(cmd)
 	if call != "" {
-		m.scripts.WithLabelValues(call).Observe(d.Seconds())
+		o, ok := m.observers.Load(call)
+		if !ok {
+			o, _ = m.observers.LoadOrStore(call, m.scripts.WithLabelValues(call))
+		}
+		o.(prometheus.Observer).Observe(d.Seconds())
 	} else {
 		call = commandLabel(cmd.Name())
 	}
