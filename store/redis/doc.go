@@ -26,15 +26,18 @@
 // All keys of pool NAME share the hash tag {pool:NAME}, so a pool lives in
 // one Cluster slot: "dispatch:{pool:NAME}:" and a name. keys.go holds the
 // schema as constants, each with what it holds: the pool's keys (meta,
-// scales, load, elig, orders, oexp, bexp, strat, tmp, gone, lex,
-// ring, iexp, lease, lapsed, ejq, lapq, journal), which every function
-// gets in that order, a call's reply key call:TOKEN, and
+// scales, load, elig, orders, oexp, bexp, strat, tmp, gone, lex, ring,
+// iexp, lease, lapsed, ejq, lapq, journal), of which each function gets
+// those it uses (functions.go declares them) in that order, a call's reply
+// key call:TOKEN, and
 // meta's fields (strategy, slowStart, createdAt, the layout, the free-room
 // aggregates, the ring's versions, the batch refs' counter, the counters,
 // the health options, and when the queues and the health indexes next
 // need reading, sw and hd). The Lua names them through the library's
 // preamble, made from those constants (preamble.go); TestLuaKeys and
-// TestLuaMetaFields check that it uses no other. wait.go's WAIT mark,
+// TestLuaMetaFields check that it uses no other, TestFunctionKeys that
+// each function declares the keys its code reaches (a key it does not
+// declare raises DISPATCH BUG). wait.go's WAIT mark,
 // dispatch:{pool:NAME}:wait, is Go's alone.
 //
 //	dispatch:pools ZSET  every pool name, score 0, in byte order

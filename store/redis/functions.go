@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"embed"
 	"encoding/hex"
+	"slices"
 	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -37,35 +38,64 @@ type function struct {
 	// them: the Lua reads argument a as A[NAME.a], NAME the function's
 	// name in capitals (the preamble's tables). The last may be the first
 	// of a variable tail.
-	args  []string
+	args []string
+	// keys are the keys of its pool that the function uses (keys.go), in
+	// poolKeys order and in the order the call passes them, keyCall last
+	// for a function that keeps its reply under a call token (callToken).
+	// The Lua names them K.<name>; TestFunctionKeys checks that they are
+	// the keys its code reaches.
+	keys  []string
 	fcall string // the name it is registered under, with the version
 }
 
 // The functions. Their Lua side is in the files of libFiles; each call
-// passes the arguments in the order of args.
+// passes the keys in the order of keys and the arguments in the order of
+// args.
 var (
 	fnDispatch = &function{name: "dispatch", lua: "dispatchOne", args: []string{"batchId", "now", "retention",
-		"idemKey", "fingerprint", "idemTTL", "dry", "maxCost", "rand", "floor", "n", "orders"}}
-	fnDispatchMany = &function{name: "dispatch_many", lua: "dispatchMany", args: []string{"m", "batches"}}
-	fnPoolPut      = &function{name: "pool_put", lua: "poolPut", args: []string{"now", "retention", "token",
+		"idemKey", "fingerprint", "idemTTL", "dry", "maxCost", "rand", "floor", "n", "orders"},
+		keys: []string{keyMeta, keyScales, keyLoad, keyElig, keyOrders, keyOexp,
+			keyBexp, keyStrat, keyTmp, keyLex, keyRing, keyIexp, keyLease, keyLapsed, keyEjq, keyLapq, keyJournal}}
+	fnDispatchMany = &function{name: "dispatch_many", lua: "dispatchMany", args: []string{"m", "batches"},
+		keys: fnDispatch.keys}
+	fnPoolPut = &function{name: "pool_put", lua: "poolPut", args: []string{"now", "retention", "token",
 		"strategy", "slowStart", "ringVersion", "ringMax",
-		"heartbeatTimeout", "onLapse", "maxFails", "failWindow", "ejectTime"}}
+		"heartbeatTimeout", "onLapse", "maxFails", "failWindow", "ejectTime"},
+		keys: []string{keyMeta, keyScales, keyOrders, keyOexp, keyBexp, keyStrat, keyGone,
+			keyRing, keyIexp, keyLease, keyLapsed, keyCall}}
 	// Deleting a pool frees memory: it runs at maxmemory too.
-	fnPoolDel   = &function{name: "pool_del", lua: "poolDel", flags: []string{"allow-oom"}, args: []string{"token"}}
-	fnRingBuild = &function{name: "ring_build", lua: "ringBuild", args: []string{"step", "version", "scales"}}
-	fnScalePut  = &function{name: "scale_put", lua: "scalePut", args: []string{"compId", "now", "retention", "token",
-		"weight", "state", "maxOrders", "orderCount", "maxScales"}}
-	fnScaleDel    = &function{name: "scale_del", lua: "scaleDel", args: []string{"compId", "now", "retention", "token", "force"}}
-	fnFinish      = &function{name: "finish", lua: "finish", args: []string{"mode", "now", "retention", "token", "orders"}}
-	fnReassign    = &function{name: "reassign", lua: "reassign", args: []string{"compId", "now", "retention", "maxCost", "token", "rand"}}
-	fnFail        = &function{name: "fail", lua: "failReport", args: []string{"orderId", "compId", "now", "retention", "maxCost", "token", "rand"}}
-	fnTick        = &function{name: "tick", lua: "tick", args: []string{"now", "retention", "limit", "maxCost", "rand"}}
-	fnHeartbeat   = &function{name: "heartbeat", lua: "heartbeat", args: []string{"compId", "now", "retention", "orderCount"}}
-	fnRead        = &function{name: "read", lua: "readOne", readOnly: true, args: []string{"what", "id", "now", "retention"}}
-	fnScalesList  = &function{name: "scales_list", lua: "scalesList", readOnly: true, args: []string{"limit", "count", "after"}}
+	fnPoolDel = &function{name: "pool_del", lua: "poolDel", flags: []string{"allow-oom"}, args: []string{"token"},
+		keys: poolKeys}
+	fnRingBuild = &function{name: "ring_build", lua: "ringBuild", args: []string{"step", "version", "scales"},
+		keys: []string{keyMeta, keyScales, keyRing}}
+	fnScalePut = &function{name: "scale_put", lua: "scalePut", args: []string{"compId", "now", "retention", "token",
+		"weight", "state", "maxOrders", "orderCount", "maxScales"},
+		keys: []string{keyMeta, keyScales, keyLoad, keyElig, keyOrders, keyOexp, keyBexp,
+			keyLex, keyRing, keyIexp, keyLease, keyLapsed, keyEjq, keyLapq, keyCall}}
+	fnScaleDel = &function{name: "scale_del", lua: "scaleDel", args: []string{"compId", "now", "retention", "token", "force"},
+		keys: []string{keyMeta, keyScales, keyLoad, keyElig, keyOrders, keyOexp,
+			keyBexp, keyLex, keyRing, keyIexp, keyLease, keyLapsed, keyEjq, keyLapq, keyCall}}
+	fnFinish = &function{name: "finish", lua: "finish", args: []string{"mode", "now", "retention", "token", "orders"},
+		keys: []string{keyMeta, keyScales, keyLoad, keyElig, keyOrders, keyOexp,
+			keyBexp, keyLex, keyIexp, keyLease, keyLapsed, keyEjq, keyLapq, keyCall}}
+	fnReassign = &function{name: "reassign", lua: "reassign", args: []string{"compId", "now", "retention", "maxCost", "token", "rand"},
+		keys: append(slices.Clone(fnDispatch.keys), keyCall)}
+	fnFail = &function{name: "fail", lua: "failReport", args: []string{"orderId", "compId", "now", "retention", "maxCost", "token", "rand"},
+		keys: append(slices.Clone(fnDispatch.keys), keyCall)}
+	fnTick = &function{name: "tick", lua: "tick", args: []string{"now", "retention", "limit", "maxCost", "rand"},
+		keys: fnDispatch.keys}
+	fnHeartbeat = &function{name: "heartbeat", lua: "heartbeat", args: []string{"compId", "now", "retention", "orderCount"},
+		keys: []string{keyMeta, keyScales, keyLoad, keyElig, keyOrders, keyOexp, keyBexp,
+			keyLex, keyIexp, keyLease, keyLapsed, keyEjq, keyLapq, keyJournal}}
+	fnRead = &function{name: "read", lua: "readOne", readOnly: true, args: []string{"what", "id", "now", "retention"},
+		keys: []string{keyMeta, keyScales, keyLoad, keyElig, keyOrders}}
+	fnScalesList = &function{name: "scales_list", lua: "scalesList", readOnly: true, args: []string{"limit", "count", "after"},
+		keys: []string{keyMeta, keyScales, keyLoad, keyElig}}
 	fnScaleOrders = &function{name: "scale_orders", lua: "scaleOrders", readOnly: true,
-		args: []string{"compId", "limit", "chunk", "after"}}
-	fnWatch = &function{name: "watch", lua: "watch", readOnly: true, args: []string{"edge", "buckets"}}
+		args: []string{"compId", "limit", "chunk", "after"},
+		keys: []string{keyMeta, keyScales, keyOrders}}
+	fnWatch = &function{name: "watch", lua: "watch", readOnly: true, args: []string{"edge", "buckets"},
+		keys: []string{keyMeta, keyScales, keyLoad, keyElig}}
 )
 
 // libFiles are the library's files in the order it joins them: each file
@@ -137,10 +167,10 @@ func newLibrary(files []string, fns []*function) *library {
 	}
 }
 
-// call runs function fn on the keys of pool. Every call of the Store goes
+// call runs function fn on its keys of pool. Every call of the Store goes
 // this way (or through callToken).
 func (s *Store) call(ctx context.Context, fn *function, pool string, args ...any) (any, error) {
-	return s.fcall(ctx, fn, keysOf(pool), args)
+	return s.fcall(ctx, fn, keysOf(pool, fn), args)
 }
 
 // callToken runs a mutating function whose reply a second run could not
@@ -150,7 +180,7 @@ func (s *Store) call(ctx context.Context, fn *function, pool string, args ...any
 // go-redis re-sends answers as the first did. A call without a token ("")
 // keeps nothing and needs no such key.
 func (s *Store) callToken(ctx context.Context, fn *function, pool, tok string, args ...any) (any, error) {
-	keys := keysOf(pool)
+	keys := keysOf(pool, fn)
 	if tok != "" {
 		keys = append(keys, callKey(pool, tok))
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	goredis "github.com/redis/go-redis/v9"
@@ -120,5 +121,35 @@ func TestLibraryFunctions(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestUndeclaredKeyFails: a function whose Lua names a key that its Go
+// declaration leaves out fails with DISPATCH BUG, naming the function and
+// the key, rather than running a command on a nil key; the store's own
+// library, which declares it, reads the same order.
+func TestUndeclaredKeyFails(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	ctx := context.Background()
+	st := redis.New(c, redis.Options{})
+	svc := dispatch.NewService(st, dispatch.Config{})
+	mustPool(t, svc, "p", "A")
+	in := dispatch.DispatchInput{Pool: "p", Orders: []dispatch.OrderInput{{ID: "o1"}}}
+	if _, _, err := svc.Dispatch(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	code, fcall, keys := redis.LibraryWithout("read", "orders", "p")
+	if err := c.FunctionLoad(ctx, code).Err(); err != nil {
+		t.Fatalf("FUNCTION LOAD: %v", err)
+	}
+	now := time.Now().UnixMilli()
+	_, err := c.FCallRO(ctx, fcall, keys, "order", "o1", now, time.Hour.Milliseconds()).Result()
+	want := "DISPATCH BUG read reads K.orders, a key functions.go does not declare for it"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("read without K.orders: %v, want %q", err, want)
+	}
+	if o, err := svc.GetOrder(ctx, "p", "o1"); err != nil || o.CompID != "A" {
+		t.Fatalf("GetOrder through the store's library: %+v, %v; want it on A", o, err)
 	}
 }

@@ -2,11 +2,13 @@ package redis
 
 // The key schema. All keys of pool NAME share the hash tag {pool:NAME}, so
 // that a pool lives in one Cluster slot: each is "dispatch:{pool:NAME}:"
-// and one of the names below. Every function call gets poolKeys in this
-// order as its keys, and a call with a token its call key after them
-// (callToken); the Lua names them K.<name> (bindKeys, which the library's
-// preamble makes from poolKeys, preamble.go). TestLuaKeys checks that the
-// Lua uses no other key and no meta field but those below.
+// and one of the names below. Every function call gets the keys its
+// function declares (functions.go, in poolKeys order), and a call with a
+// token its call key after them (callToken); the Lua names them K.<name>
+// (BIND, which the library's preamble makes from the declarations,
+// preamble.go). TestLuaKeys checks that the Lua uses no other key and no
+// meta field but those below, TestFunctionKeys that each function
+// declares the keys it uses.
 const (
 	// keyMeta HASH: the pool's own fields, the meta* constants; its
 	// existence is the pool's.
@@ -79,12 +81,13 @@ const (
 	// has taken yet, oldest first, at most dispatch.MaxJournal.
 	keyJournal = "journal"
 	// keyCall STRING, "call:TOKEN": the answer of the call of that token,
-	// until the call's deadline (resend.go); the key after poolKeys of
-	// the calls that keep one (callToken), K.call in the Lua.
+	// until the call's deadline (resend.go); the last key of the calls
+	// that keep one (callToken), K.call in the Lua.
 	keyCall = "call"
 )
 
-// poolKeys are a pool's keys in the order every function gets them.
+// poolKeys are a pool's keys, in the order a function gets those it
+// declares.
 var poolKeys = []string{
 	keyMeta, keyScales, keyLoad, keyElig, keyOrders,
 	keyOexp, keyBexp, keyStrat, keyTmp, keyGone, keyLex, keyRing, keyIexp,
@@ -168,12 +171,15 @@ const layout = "6"
 // poolPrefix is what every key of pool begins with.
 func poolPrefix(pool string) string { return "dispatch:{pool:" + pool + "}:" }
 
-// keysOf returns the keys of a pool in the order of poolKeys.
-func keysOf(pool string) []string {
+// keysOf returns the keys of pool that fn takes, in the order of its
+// keys, without the call key (callToken adds it).
+func keysOf(pool string, fn *function) []string {
 	p := poolPrefix(pool)
-	keys := make([]string, len(poolKeys), len(poolKeys)+1)
-	for i, k := range poolKeys {
-		keys[i] = p + k
+	keys := make([]string, 0, len(fn.keys))
+	for _, k := range fn.keys {
+		if k != keyCall {
+			keys = append(keys, p+k)
+		}
 	}
 	return keys
 }

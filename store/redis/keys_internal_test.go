@@ -41,11 +41,11 @@ func withoutComments(src string) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestLuaKeys: the Lua names only the keys of keys.go (K.<name>, and K.away,
-// the Scale a failure report excludes, which is no key), uses each of them,
-// and the preamble binds them in the order keysOf passes them.
+// TestLuaKeys: the Lua names only the keys of keys.go (K.<name>), uses
+// each of them, and the preamble binds each function's keys in the order
+// its Go call passes them.
 func TestLuaKeys(t *testing.T) {
-	known := map[string]bool{keyCall: true, "away": true}
+	known := map[string]bool{keyCall: true}
 	for _, k := range poolKeys {
 		known[k] = true
 	}
@@ -65,22 +65,33 @@ func TestLuaKeys(t *testing.T) {
 		}
 	}
 
-	bind := regexp.MustCompile(`(?m)^  K\.(\w+) = keys\[(\d+)\]$`)
-	var bound []string
+	// The preamble binds each function's keys in the order the Go call
+	// passes them.
+	bind := regexp.MustCompile(`(?m)^  BIND\['(\w+)'\] = function\(keys\)\n    k = k or keyTable\('\w+'\)\n((?:    k\.\w+ = keys\[\d+\].*\n)*)    K = k$`)
+	key := regexp.MustCompile(`k\.(\w+) = keys\[(\d+)\]`)
+	bound := map[string][]string{}
 	for _, m := range bind.FindAllStringSubmatch(lib.code, -1) {
-		if i, _ := strconv.Atoi(m[2]); i != len(bound)+1 {
-			t.Fatalf("bindKeys binds K.%s to keys[%s], want keys[%d]", m[1], m[2], len(bound)+1)
+		for _, k := range key.FindAllStringSubmatch(m[2], -1) {
+			if i, _ := strconv.Atoi(k[2]); i != len(bound[m[1]])+1 {
+				t.Fatalf("%s binds K.%s to keys[%s], want keys[%d]", m[1], k[1], k[2], len(bound[m[1]])+1)
+			}
+			bound[m[1]] = append(bound[m[1]], k[1])
 		}
-		bound = append(bound, m[1])
 	}
-	var passed []string
-	for _, k := range append(keysOf("p"), callKey("p", "tok")) {
-		name, _ := strings.CutPrefix(k, poolPrefix("p"))
-		name, _, _ = strings.Cut(name, ":")
-		passed = append(passed, name)
-	}
-	if !slices.Equal(bound, passed) {
-		t.Errorf("the preamble binds keys %v, the Go calls pass %v", bound, passed)
+	for _, fn := range lib.fns {
+		keys := keysOf("p", fn)
+		if slices.Contains(fn.keys, keyCall) {
+			keys = append(keys, callKey("p", "tok"))
+		}
+		var passed []string
+		for _, k := range keys {
+			name, _ := strings.CutPrefix(k, poolPrefix("p"))
+			name, _, _ = strings.Cut(name, ":")
+			passed = append(passed, name)
+		}
+		if b, ok := bound[fn.name]; !ok || !slices.Equal(b, passed) {
+			t.Errorf("%s: the preamble binds keys %v, the Go call passes %v", fn.name, b, passed)
+		}
 	}
 }
 

@@ -19,8 +19,8 @@ const (
 )
 
 // preamble is the start of the library, made from Go at init: the
-// constants the Lua shares with Go, the binding of the keys (bindKeys, from
-// poolKeys) and the functions' argument positions (each function's args,
+// constants the Lua shares with Go, the binding of each function's keys
+// (BIND, from its keys) and the functions' argument positions (each function's args,
 // a table per function named after it in capitals: A[FINISH.now]). Each
 // is a local of the library's chunk, which its functions keep as upvalues:
 // a constant costs a call no more than a literal did, an argument's
@@ -49,16 +49,39 @@ func preamble(fns []*function) string {
 	b.list("POOLFIELDS", poolFields)
 	b.table("STATENAMES", true, []string{codeOfState[dispatch.Active], string(dispatch.Active),
 		codeOfState[dispatch.Draining], string(dispatch.Draining), codeOfState[dispatch.Down], string(dispatch.Down)})
+	b.line("")
+	b.line("-- keyTable is the table K of function fn: its K.<name> of a key fn")
+	b.line("-- does not declare raises DISPATCH BUG. Made at fn's first call, as")
+	b.line("-- loading a library offers no setmetatable.")
+	b.line("local function keyTable(fn)")
+	b.line("  return setmetatable({}, {__index = function(_, name)")
+	b.line("    error({err = 'DISPATCH BUG ' .. fn .. ' reads K.' .. tostring(name) ..")
+	b.line("      ', a key functions.go does not declare for it'})")
+	b.line("  end})")
+	b.line("end")
 
 	b.line("")
-	b.line("-- K names the pool's keys; bindKeys binds them at the start of each call.")
-	b.line("local K = {}")
-	b.line("local function bindKeys(keys)")
-	for i, k := range poolKeys {
-		b.line(fmt.Sprintf("  K.%s = keys[%d]", k, i+1))
+	b.line("-- K names the keys of the function being run: BIND[name] binds it, at")
+	b.line("-- the function's entry (functions.lua), to the keys functions.go declares")
+	b.line("-- for it, in that order; K.<name> of a key it does not declare raises.")
+	b.line("local K")
+	b.line("local BIND = {}")
+	for _, fn := range fns {
+		b.line("do")
+		b.line("  local k")
+		b.line(fmt.Sprintf("  BIND[%s] = function(keys)", luaQuote(fn.name)))
+		b.line(fmt.Sprintf("    k = k or keyTable(%s)", luaQuote(fn.name)))
+		for i, key := range fn.keys {
+			tail := ""
+			if key == keyCall {
+				tail = " or false" // a call without a token passes none
+			}
+			b.line(fmt.Sprintf("    k.%s = keys[%d]%s", key, i+1, tail))
+		}
+		b.line("    K = k")
+		b.line("  end")
+		b.line("end")
 	}
-	b.line(fmt.Sprintf("  K.%s = keys[%d]", keyCall, len(poolKeys)+1))
-	b.line("end")
 
 	b.line("")
 	b.line("-- The functions' arguments: A[NAME.arg] (functions.go).")

@@ -15,8 +15,8 @@
 -- due Scales, as a dispatch does (they stay settled if it then fails), and
 -- the order goes, as a batch of that one
 -- order with the pool's strategy, to an eligible Scale other than the one
--- reported: that Scale leaves the eligible Scales for the pick (K.away,
--- lib.lua's getScale) and comes back after it. Then the report counts
+-- reported: that Scale leaves the eligible Scales for the pick (lib.lua's
+-- excluded, getScale) and comes back after it. Then the report counts
 -- against the Scale unless it is ejected, and may eject it.
 
 local function failReport(A)
@@ -38,11 +38,11 @@ local function failReport(A)
   away.ex = true
   saveScale(comp, src, away)
   flushAgg()
-  K.away = comp
+  excluded = comp
   local meta = redis.call('HMGET', K.meta, 's', 'u', 'r')
   local strategy, unlimited, room = meta[1], tonumber(meta[2]) or 0, tonumber(meta[3]) or 0
   local function back()
-    K.away = nil
+    excluded = nil
     saveScale(comp, away, src)
     flushAgg()
   end
@@ -56,7 +56,7 @@ local function failReport(A)
     back()
     return failed
   end
-  K.away = nil
+  excluded = nil
 
   local to = plan.comps[1]
   ownDrop(comp, tonumber(ord.chunk, 16), oid)

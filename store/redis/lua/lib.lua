@@ -1,10 +1,13 @@
 -- lib.lua: the helpers every function shares, the first file of the
 -- library after its preamble (functions.go, preamble.go).
 --
--- Keys: every function gets all keys of one pool (keys.go's poolKeys), and
--- a call with a token (callGet) the call's key after them. K names them
--- (the preamble's bindKeys); enter binds them at a function's entry: a
--- library keeps K between calls.
+-- Keys: every function gets the keys of one pool that it uses, as
+-- functions.go declares them for it (keys.go's names), and a call with a
+-- token (callGet) the call's key after them. K names them: the preamble's
+-- BIND binds K to the keys of the function being entered (functions.lua's
+-- register), and K.<name> of a key the function does not declare raises
+-- DISPATCH BUG, so that no redis.call gets a nil key. TestFunctionKeys
+-- checks that each function declares the keys its code reaches.
 --
 -- Numbers are exact: every value stays below 2^53 and is formatted with fmt,
 -- never tostring (which keeps only 14 digits). Strings are never compared
@@ -181,13 +184,15 @@ end
 -- load: each Scale is in exactly one of the two, so that a dispatch
 -- updates one sorted set.
 -- A failure report re-dispatches its order among the Scales other than the
--- one reported (fail.lua): that Scale, K.away, reads as excluded (ex), so
+-- one reported (fail.lua): that Scale, excluded, reads as excluded (ex), so
 -- that no strategy picks it, consistent-hash's ring walk included.
+local excluded = nil
+
 local function getScale(id)
   local s = redis.call('HGET', K.scales, id)
   if not s then return nil end
   local c = decScale(s, redis.call('ZSCORE', K.elig, id) or redis.call('ZSCORE', K.load, id))
-  if id == K.away then c.ex = true end
+  if id == excluded then c.ex = true end
   return c
 end
 
@@ -260,12 +265,11 @@ local function flushAgg()
   agg.u, agg.r = 0, 0
 end
 
--- enter starts a call on the pool of keys: it names them in K and clears
--- what an earlier call of a library function may have left in agg (one
--- that failed half-way).
-local function enter(keys)
-  bindKeys(keys)
-  K.away = nil
+-- enter starts a call, its keys bound (functions.lua's register): it
+-- clears what an earlier call of a library function may have left in agg
+-- and excluded (one that failed half-way).
+local function enter()
+  excluded = nil
   agg.u, agg.r = 0, 0
 end
 
