@@ -19,5 +19,8 @@ func LibraryWithout(name, key, pool string) (code, fcall string, keys []string) 
 		fns[i] = &c
 	}
 	l := newLibrary(libFiles, fns)
-	return l.code, bad.fcall, keysOf(pool, bad)
+	for _, k := range newPoolHeads(pool, fns).byFun[bad.index][3:] {
+		keys = append(keys, k.(string))
+	}
+	return l.code, bad.fcall, keys
 }

@@ -46,6 +46,7 @@ type function struct {
 	// the keys its code reaches.
 	keys  []string
 	fcall string // the name it is registered under, with the version
+	index int    // its place in the library's functions (heads.go)
 }
 
 // The functions. Their Lua side is in the files of libFiles; each call
@@ -157,8 +158,9 @@ func newLibrary(files []string, fns []*function) *library {
 	src := b.String()
 	h := sha1.Sum([]byte(src))
 	v := hex.EncodeToString(h[:6])
-	for _, fn := range fns {
+	for i, fn := range fns {
 		fn.fcall = fn.name + "_" + v
+		fn.index = i
 	}
 	return &library{
 		version: v,
@@ -170,7 +172,7 @@ func newLibrary(files []string, fns []*function) *library {
 // call runs function fn on its keys of pool. Every call of the Store goes
 // this way (or through callToken).
 func (s *Store) call(ctx context.Context, fn *function, pool string, args ...any) (any, error) {
-	return s.fcall(ctx, fn, keysOf(pool, fn), args)
+	return s.fcall(ctx, fn, pool, "", args)
 }
 
 // callToken runs a mutating function whose reply a second run could not
@@ -180,31 +182,25 @@ func (s *Store) call(ctx context.Context, fn *function, pool string, args ...any
 // go-redis re-sends answers as the first did. A call without a token ("")
 // keeps nothing and needs no such key.
 func (s *Store) callToken(ctx context.Context, fn *function, pool, tok string, args ...any) (any, error) {
-	keys := keysOf(pool, fn)
-	if tok != "" {
-		keys = append(keys, callKey(pool, tok))
-	}
-	return s.fcall(ctx, fn, keys, args)
+	return s.fcall(ctx, fn, pool, tok, args)
 }
 
-// fcall runs fn on keys (FCALL, or FCALL_RO for a function that changes
-// nothing), loading the library first where Redis does not have it (a new
-// or restarted server, a node that joined a Cluster). Its reply goes
-// through answered (wait.go): what a read saw may be a write a failover
-// would undo.
-func (s *Store) fcall(ctx context.Context, fn *function, keys []string, args []any) (any, error) {
-	run := s.c.FCall
-	if fn.readOnly {
-		run = s.c.FCallRO
-	}
-	v, err := run(ctx, fn.fcall, keys, args...).Result()
+// fcall runs fn on its keys of pool (FCALL, or FCALL_RO for a function
+// that changes nothing; heads.go), loading the library first where Redis
+// does not have it (a new or restarted server, a node that joined a
+// Cluster). Its reply goes through answered (wait.go): what a read saw may
+// be a write a failover would undo.
+func (s *Store) fcall(ctx context.Context, fn *function, pool, tok string, args []any) (any, error) {
+	ph := s.heads.of(pool)
+	cmd := ph.command(fn, pool, tok, args)
+	v, err := s.c.Do(ctx, cmd...).Result()
 	if isNoFunction(err) {
 		if err := s.loadLibrary(ctx, lib); err != nil {
 			return nil, err
 		}
-		v, err = run(ctx, fn.fcall, keys, args...).Result()
+		v, err = s.c.Do(ctx, cmd...).Result()
 	}
-	return s.answered(ctx, keys[0], v, err)
+	return s.answered(ctx, ph.meta, v, err)
 }
 
 // loadLibrary loads l into Redis: into every primary of a Cluster, since a

@@ -171,19 +171,6 @@ const layout = "6"
 // poolPrefix is what every key of pool begins with.
 func poolPrefix(pool string) string { return "dispatch:{pool:" + pool + "}:" }
 
-// keysOf returns the keys of pool that fn takes, in the order of its
-// keys, without the call key (callToken adds it).
-func keysOf(pool string, fn *function) []string {
-	p := poolPrefix(pool)
-	keys := make([]string, 0, len(fn.keys))
-	for _, k := range fn.keys {
-		if k != keyCall {
-			keys = append(keys, p+k)
-		}
-	}
-	return keys
-}
-
 // callKey is the key under which a function keeps the reply of call token
 // tok in pool (callToken).
 func callKey(pool, tok string) string { return poolPrefix(pool) + keyCall + ":" + tok }

@@ -78,14 +78,23 @@ func TestLuaKeys(t *testing.T) {
 			bound[m[1]] = append(bound[m[1]], k[1])
 		}
 	}
+	ph := (&heads{}).of("p")
 	for _, fn := range lib.fns {
-		keys := keysOf("p", fn)
+		tok := ""
 		if slices.Contains(fn.keys, keyCall) {
-			keys = append(keys, callKey("p", "tok"))
+			tok = "tok"
+		}
+		cmd := ph.command(fn, "p", tok, []any{"arg"})
+		want := "fcall"
+		if fn.readOnly {
+			want = "fcall_ro" // which a Cluster may send to a replica
+		}
+		if n := cmd[2].(int); len(cmd) != 3+n+1 || cmd[0] != want || cmd[1] != fn.fcall || cmd[3+n] != "arg" {
+			t.Fatalf("%s: the call sends %v, want FCALL, its name, the number of keys, the keys and its argument", fn.name, cmd)
 		}
 		var passed []string
-		for _, k := range keys {
-			name, _ := strings.CutPrefix(k, poolPrefix("p"))
+		for _, k := range cmd[3 : len(cmd)-1] {
+			name, _ := strings.CutPrefix(k.(string), poolPrefix("p"))
 			name, _, _ = strings.Cut(name, ":")
 			passed = append(passed, name)
 		}

@@ -40,9 +40,9 @@ type Options struct {
 // *goredis.Client, a *goredis.ClusterClient or any goredis.UniversalClient
 // fits.
 type Client interface {
-	// The store's function library (functions.go).
-	FCall(ctx context.Context, function string, keys []string, args ...any) *goredis.Cmd
-	FCallRO(ctx context.Context, function string, keys []string, args ...any) *goredis.Cmd
+	// The store's function library (functions.go): FCALL and FCALL_RO
+	// by Do, with heads made once per pool (heads.go).
+	Do(ctx context.Context, args ...any) *goredis.Cmd
 	FunctionLoad(ctx context.Context, code string) *goredis.StringCmd
 
 	// The pool list, which spans slots and so is kept outside the library.
@@ -70,6 +70,7 @@ type Store struct {
 	maxScales int
 	wait      waitPolicy
 	waiters   *waiters
+	heads     *heads
 }
 
 var _ dispatch.Store = (*Store)(nil)
@@ -86,7 +87,8 @@ func New(c Client, opts Options) *Store {
 		opts.MaxScales = dispatch.MaxScales
 	}
 	w := newWaitPolicy(opts)
-	return &Store{c: c, retention: opts.Retention, maxScales: opts.MaxScales, wait: w, waiters: &waiters{policy: w}}
+	return &Store{c: c, retention: opts.Retention, maxScales: opts.MaxScales, wait: w, waiters: &waiters{policy: w},
+		heads: &heads{}}
 }
 
 // Ping reports whether Redis answers: ErrUnavailable if not.
