@@ -16,7 +16,7 @@ import (
 // reaches Redis through them, so that with Options.WaitReplicas no answer
 // rests on a reply that answered (wait.go) did not confirm.
 var talksToRedis = map[string]string{
-	"fcall":                "a function call, through answered",
+	"send":                 "a function call, through answered",
 	"loadLibrary":          "FUNCTION LOAD: shows no state",
 	"Ping":                 "PING: shows no state",
 	"confirm":              "the WAIT itself",

@@ -25,11 +25,12 @@ import (
 // if the call was sent but not answered, or (wrapping
 // dispatch.ErrNotReplicated) if too few replicas confirmed it.
 func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
-	args, err := s.dispatchArgs(make([]any, 0, dispatchArgsLen(req)), req, batchFloor(ctx))
+	ph := s.heads.of(req.Pool)
+	cmd, err := s.dispatchArgs(ph.start(fnDispatch, req.Pool, "", dispatchArgsLen(req)), req, batchFloor(ctx))
 	if err != nil {
 		return dispatch.Batch{}, false, err
 	}
-	v, err := s.call(ctx, fnDispatch, req.Pool, args...)
+	v, err := s.send(ctx, ph, cmd)
 	if err != nil && (v == nil || !errors.Is(err, dispatch.ErrNotReplicated)) {
 		return dispatch.Batch{}, false, dispatchFailure(ctx, err, req)
 	}

@@ -185,14 +185,18 @@ func (s *Store) callToken(ctx context.Context, fn *function, pool, tok string, a
 	return s.fcall(ctx, fn, pool, tok, args)
 }
 
-// fcall runs fn on its keys of pool (FCALL, or FCALL_RO for a function
-// that changes nothing; heads.go), loading the library first where Redis
+// fcall runs fn on its keys of pool with args.
+func (s *Store) fcall(ctx context.Context, fn *function, pool, tok string, args []any) (any, error) {
+	ph := s.heads.of(pool)
+	return s.send(ctx, ph, append(ph.start(fn, pool, tok, len(args)), args...))
+}
+
+// send runs cmd, an FCALL (or FCALL_RO for a function that changes
+// nothing) that ph.start began, loading the library first where Redis
 // does not have it (a new or restarted server, a node that joined a
 // Cluster). Its reply goes through answered (wait.go): what a read saw may
 // be a write a failover would undo.
-func (s *Store) fcall(ctx context.Context, fn *function, pool, tok string, args []any) (any, error) {
-	ph := s.heads.of(pool)
-	cmd := ph.command(fn, pool, tok, args)
+func (s *Store) send(ctx context.Context, ph *poolHeads, cmd []any) (any, error) {
 	v, err := s.c.Do(ctx, cmd...).Result()
 	if isNoFunction(err) {
 		if err := s.loadLibrary(ctx, lib); err != nil {

@@ -11,8 +11,8 @@ const maxHeadPools = 1024
 
 // heads holds, per pool, the head of each function's FCALL: the command
 // (FCALL or FCALL_RO), the function's registered name, a place for the
-// number of keys and the function's keys of the pool (keysOf), each boxed
-// for go-redis once. A call copies its head and appends its arguments, so
+// number of keys and the function's keys of the pool, each boxed for
+// go-redis once. A call copies its head and appends its arguments, so
 // that it builds no key name and boxes no key (a dispatch passes 18). A
 // pool's key names never change, so a head is never stale, whether the
 // pool is deleted and made again or not.
@@ -66,16 +66,17 @@ func newPoolHeads(pool string, fns []*function) *poolHeads {
 	return ph
 }
 
-// command returns the FCALL of fn on pool with args, under call token tok
-// ("" for none): fn's head, the call key of tok for a function that keeps
-// its reply (callToken), and args.
-func (ph *poolHeads) command(fn *function, pool, tok string, args []any) []any {
+// start returns the FCALL of fn on pool under call token tok ("" for
+// none), with room for n arguments, which the caller appends: fn's head
+// and, for a function that keeps its reply (callToken), the call key of
+// tok.
+func (ph *poolHeads) start(fn *function, pool, tok string, n int) []any {
 	head := ph.byFun[fn.index]
-	cmd := make([]any, len(head), len(head)+1+len(args))
+	cmd := make([]any, len(head), len(head)+1+n)
 	copy(cmd, head)
 	if tok != "" {
 		cmd = append(cmd, callKey(pool, tok))
 	}
 	cmd[2] = len(cmd) - 3
-	return append(cmd, args...)
+	return cmd
 }

@@ -11,7 +11,7 @@ func TestHeadsForget(t *testing.T) {
 	h := &heads{}
 	for i := range maxHeadPools + 10 {
 		pool := fmt.Sprintf("p%d", i)
-		cmd := h.of(pool).command(fnRead, pool, "", nil)
+		cmd := h.of(pool).start(fnRead, pool, "", 0)
 		if got, want := cmd[3], poolPrefix(pool)+keyMeta; got != want {
 			t.Fatalf("pool %s: the read's first key is %v, want %s", pool, got, want)
 		}

@@ -84,7 +84,7 @@ func TestLuaKeys(t *testing.T) {
 		if slices.Contains(fn.keys, keyCall) {
 			tok = "tok"
 		}
-		cmd := ph.command(fn, "p", tok, []any{"arg"})
+		cmd := append(ph.start(fn, "p", tok, 1), "arg")
 		want := "fcall"
 		if fn.readOnly {
 			want = "fcall_ro" // which a Cluster may send to a replica

@@ -24,7 +24,8 @@ func (s *Store) DispatchMany(ctx context.Context, reqs []dispatch.DispatchReques
 	for _, req := range reqs {
 		n += 1 + dispatchArgsLen(req)
 	}
-	args := make([]any, 0, n)
+	ph := s.heads.of(pool)
+	args := ph.start(fnDispatchMany, pool, "", n)
 	args = append(args, len(reqs))
 	floor := batchFloor(ctx)
 	for i, req := range reqs {
@@ -39,7 +40,7 @@ func (s *Store) DispatchMany(ctx context.Context, reqs []dispatch.DispatchReques
 		}
 		args[at] = len(args) - at - 1
 	}
-	v, err := s.call(ctx, fnDispatchMany, pool, args...)
+	v, err := s.send(ctx, ph, args)
 	if err != nil && (v == nil || !errors.Is(err, dispatch.ErrNotReplicated)) {
 		for i, req := range reqs {
 			out[i].Err = dispatchFailure(ctx, err, req)
