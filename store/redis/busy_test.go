@@ -120,12 +120,14 @@ func TestLongDispatchOutlastsReadTimeout(t *testing.T) {
 		t.Fatalf("got %d assignments, want %d", len(b.Assignments), orders)
 	}
 	// The path under test ran: Redis refused at least one send as BUSY and
-	// ran the function twice, the batch and then its replay.
+	// ran the function at least twice, the batch and then a send that found
+	// it recorded (a loaded machine may time out that send's reply too and
+	// send once more: applied once all the same, as the count below says).
 	if n := commandStat(t, c, "rejected_calls", "fcall") - rejected; n < 1 {
 		t.Errorf("Redis refused %d FCALLs as BUSY, want at least 1", n)
 	}
-	if n := commandStat(t, c, "calls", "fcall") - fcalls; n != 2 {
-		t.Errorf("Redis ran %d FCALLs, want 2 (the batch and the send that found it recorded)", n)
+	if n := commandStat(t, c, "calls", "fcall") - fcalls; n < 2 {
+		t.Errorf("Redis ran %d FCALLs, want at least 2 (the batch and a send that found it recorded)", n)
 	}
 	list, _, err := svc.ListScales(ctx, "p", dispatch.Page{Limit: scales})
 	if err != nil {
