@@ -87,9 +87,13 @@ return 1`, nil).Err()
 // the client's read timeout and Redis's busy threshold (a cost-capped batch
 // of a strategy that reads every Scale per order) is sent again by go-redis
 // after the timeout, answered BUSY, sent again until the first run ends,
-// and answers with the batch that run recorded, once.
+// and answers with the batch that run recorded, once. The read timeout,
+// 200 ms, is well below the time the script runs (0.8–1 s on a loaded
+// two-core machine, logged), and twice what the send that finds the batch
+// recorded (its reply holds 10,000 assignments) may take there: at 100 ms
+// that send too timed out once, every time go-redis tried it.
 func TestLongDispatchOutlastsReadTimeout(t *testing.T) {
-	_, c := busyServer(t, "100ms")
+	_, c := busyServer(t, "200ms")
 	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
 	ctx := context.Background()
 	swrr := dispatch.SmoothWeightedRoundRobin
@@ -112,7 +116,9 @@ func TestLongDispatchOutlastsReadTimeout(t *testing.T) {
 	}
 	fcalls, rejected := commandStat(t, c, "calls", "fcall"), commandStat(t, c, "rejected_calls", "fcall")
 
+	start := time.Now()
 	b, replayed, err := svc.Dispatch(ctx, in)
+	t.Logf("the dispatch took %v", time.Since(start))
 	if err != nil || replayed {
 		t.Fatalf("Dispatch: replayed %v, %v; want false, nil", replayed, err)
 	}
