@@ -73,7 +73,7 @@ func decodeScale(compID, rec string) (dispatch.Scale, error) {
 	return sc, nil
 }
 
-// decodeOrder reads an order as the scripts show it (lib.lua's orderView):
+// decodeOrder reads an order as the scripts show it (records.lua's orderView):
 // "state|assignedMs|doneMs|batchId|compId|moves|key".
 func decodeOrder(orderID, view string) (dispatch.Order, error) {
 	f := strings.SplitN(view, "|", 7)

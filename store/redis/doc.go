@@ -106,7 +106,7 @@
 // a window shorter than that its queue may hold an entry behind a later
 // one for as long. Every successful mutating call removes up to 128 expired
 // entries from each queue, and 128 more for every 128 orders it finishes
-// (sweepFor in lib.lua), so that calls remove more than they add; a call
+// (sweepFor in records.lua), so that calls remove more than they add; a call
 // before meta's sw (the earliest head) reads no queue at all, and a push
 // onto an empty queue drops sw (queuePush). Until
 // then a record whose time has passed counts as absent for every method

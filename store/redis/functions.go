@@ -102,7 +102,7 @@ var (
 // libFiles are the library's files in the order it joins them: each file
 // may use what the files before it define.
 var libFiles = []string{
-	"lib.lua", "own.lua", "waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "health.lua",
+	"lib.lua", "records.lua", "own.lua", "waterfill.lua", "ring.lua", "pickers.lua", "assign.lua", "health.lua",
 	"dispatch.lua", "dispatch_many.lua",
 	"pool_put.lua", "pool_del.lua", "ring_build.lua", "scale_put.lua", "scale_del.lua",
 	"ranked.lua", "scales_list.lua", "finish.lua", "reassign.lua", "fail.lua", "tick.lua", "heartbeat.lua",

@@ -9,7 +9,7 @@ import (
 // An Idempotency-Key is kept in Redis as short as it can be, since a pool
 // keeps one for every keyed batch of DISPATCHER_IDEMPOTENCY_TTL: the first
 // 12 bytes of its SHA-256 stand for the key (up to 128 bytes), and 8 bytes
-// of the fingerprint's SHA-256 for the request (lua/lib.lua's idemBatch).
+// of the fingerprint's SHA-256 for the request (lua/records.lua's idemBatch).
 // A field of 12 bytes takes Redis's smallest allocation for it, and 96 bits
 // keep two live keys of one pool from sharing a hash: at 1,000 keyed
 // batches a second and a 24 h window, the chance that any two of a day's

@@ -135,7 +135,7 @@ const (
 	// metaSweepAt is the earliest time (ms) of the heads of keyOexp,
 	// keyBexp and keyIexp (absent: unknown; 2^53 − 1: all empty), so that
 	// a call reads the queues only once one of them has passed
-	// (lib.lua's sweepDue); a push onto an empty queue drops it.
+	// (records.lua's sweepDue); a push onto an empty queue drops it.
 	metaSweepAt = "sw"
 	// metaHealthDue is the time (ms) before which no lease runs out and no
 	// ejection ends (absent: unknown), followed by "r" while a Scale is

@@ -14,7 +14,7 @@ import (
 // each for the Lua from its Go value, so the Lua never restates one.
 const (
 	// sweepBatch is how many expired records one call removes from each
-	// retention queue (lib.lua's sweep, doc.go's Retention).
+	// retention queue (records.lua's sweep, doc.go's Retention).
 	sweepBatch = 128
 )
 

@@ -53,7 +53,7 @@ local function metaFlush(cx)
     if cx.u ~= cx.u0 then u = fmt(cx.u) end
     if cx.r ~= cx.r0 then r = fmt(cx.r) end
     local nd = fmt((tonumber(cx.nd) or 0) + cx.n)
-    -- (bn changes only with a batch of several orders: lib.lua's refs)
+    -- (bn changes only with a batch of several orders: records.lua's refs)
     if type(cx.bn) == 'number' then
       redis.call('HSET', K.meta, 'bn', fmt(cx.bn), 'n.d', nd, 'u', u or '0', 'r', r or '0')
     else
@@ -98,7 +98,7 @@ local function dispatchBatch(A, o, cx)
 
   if not dry and bid == '' then return fail('INVALID', 'a batch needs an id') end
   -- One read for the batch id, the Idempotency-Key and the orders (they
-  -- share K.orders, lib.lua): fields {batch, key, order 1, …}, the key's
+  -- share K.orders, records.lua): fields {batch, key, order 1, …}, the key's
   -- '' when there is none.
   local stale, idList, keys, held, dup
   local bf, kf = BFIELD .. bid, ikey ~= '' and IFIELD .. ikey or ''
@@ -185,7 +185,7 @@ local function dispatchBatch(A, o, cx)
   -- The batch's records, in one HSET: its orders, the batch, the
   -- Idempotency-Key, the own index's tails (own.lua); a batch of several
   -- orders also its ref, which a single order's record holds itself
-  -- (lib.lua's decOrder).
+  -- (records.lua's decOrder).
   local q, entry = K.bexp, expS .. '|' .. bid
   if n == 1 then
     local id = idList[1]
@@ -228,7 +228,7 @@ local function dispatchBatch(A, o, cx)
   cx.u, cx.r, agg.u, agg.r = cx.u + agg.u, cx.r + agg.r, 0, 0
   cx.n = cx.n + n
 
-  -- Each queue holds one window (lib.lua's sweep); a queue that was empty
+  -- Each queue holds one window (records.lua's sweep); a queue that was empty
   -- has a new head, which meta's sw must cover.
   if redis.call('RPUSH', q, entry) == 1 then
     local t = tonumber(cx.sw)

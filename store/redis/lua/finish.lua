@@ -5,7 +5,7 @@
 --   ms, the call's token, then from orders pairs: order id, durationMs (0:
 --   none; ignored by cancel).
 -- Reply: {changed, record...}: how many orders were assigned before, then
---   each order after the call as lib.lua's orderView shows it, in request
+--   each order after the call as records.lua's orderView shows it, in request
 --   order. A completed order
 --   stays completed and a cancelled one cancelled. Errors: DISPATCH NOPOOL,
 --   NOORDER, STATE.

@@ -1,0 +1,221 @@
+-- records.lua: the pool's records (orders, batches, refs, Idempotency-Keys)
+-- in their one hash, and the retention queues that end their windows. It
+-- follows lib.lua in the library (functions.go's libFiles).
+
+-- The pool's records share one hash, K.orders (layout 6): field orderId
+-- holds an order record, and fields that begin with '|' (no id holds it)
+-- the rest: BFIELD .. batchId a batch record, RFIELD .. ref a batch ref,
+-- IFIELD .. key hash an Idempotency-Key (the preamble's prefixes, from
+-- keys.go). A single order's lookups are then one HMGET, and its writes
+-- one HSET.
+
+-- Orders: "<state><ref>|doneMs|compId|chunk|key", state a (assigned), c
+-- (completed), x (cancelled); ref names the batch's ref (RFIELD), chunk
+-- (hexadecimal) the chunk of the Scale's own index; doneMs is empty while
+-- assigned; the key comes last, as it may hold '|'. The order of a batch
+-- of one has no ref: it holds what the ref would, "<state>|doneMs|compId|
+-- chunk|batchId|createdMs|key".
+local ORDER = '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$'
+
+-- An order that moved to another Scale (a reassign, a lapse, a failure
+-- report) carries how often in its head: "<state><ref>+<moves>"; an order
+-- that never moved, as a dispatch writes it, has no '+'.
+local function decOrder(s)
+  if not s then return nil end
+  local head, done, comp, chunk, key = string.match(s, ORDER)
+  local ref, mv = string.match(head, '^.([^+]*)%+?(%d*)$')
+  local o = {st = string.sub(head, 1, 1), ref = ref, mv = tonumber(mv) or 0, done = done,
+    comp = comp, chunk = chunk, key = key}
+  if ref == '' then o.bid, o.at, o.key = string.match(key, '^([^|]*)|([^|]*)|(.*)$') end
+  return o
+end
+
+local function encOrder(o)
+  local head = o.st .. o.ref
+  if o.mv > 0 then head = head .. '+' .. fmt(o.mv) end
+  if o.bid then return table.concat({head, o.done, o.comp, o.chunk, o.bid, o.at, o.key}, '|') end
+  return table.concat({head, o.done, o.comp, o.chunk, o.key}, '|')
+end
+
+local function getOrder(id) return decOrder(redis.call('HGET', K.orders, id)) end
+
+-- live: an order is held while assigned, and until retention has passed
+-- since it was completed or cancelled.
+local function live(o, now, ret)
+  return o.st == 'a' or tonumber(o.done) + ret >= now
+end
+
+-- batchLive: a batch record ("createdMs|expiresMs|…") is held until its
+-- time has passed.
+local function batchLive(b, now)
+  return tonumber(split(b, '|', 3)[2]) >= now
+end
+
+local function getBatch(bid) return redis.call('HGET', K.orders, BFIELD .. bid) end
+
+-- Batch refs: RFIELD .. ref (hexadecimal) -> "batchId|createdMs|orders",
+-- what the orders of a batch of several share, for as long as any of them
+-- is stored: the last order record to leave takes it along.
+local function refGet(ref)
+  local v = redis.call('HGET', K.orders, RFIELD .. ref)
+  if not v then return nil end
+  local f = split(v, '|')
+  return f[1], f[2], tonumber(f[3])
+end
+
+local function refDrop(ref)
+  if ref == '' then return end -- (a batch of one has none)
+  local bid, at, refs = refGet(ref)
+  if not bid then return end
+  if refs <= 1 then
+    redis.call('HDEL', K.orders, RFIELD .. ref)
+  else
+    redis.call('HSET', K.orders, RFIELD .. ref, bid .. '|' .. at .. '|' .. fmt(refs - 1))
+  end
+end
+
+-- orderView is an order as replies show it:
+-- "state|assignedMs|doneMs|batchId|compId|moves|key".
+local function orderView(o)
+  local bid, at = o.bid, o.at
+  if not bid then bid, at = refGet(o.ref) end
+  return table.concat({o.st, at or '', o.done, bid or '', o.comp, fmt(o.mv), o.key}, '|')
+end
+
+-- Idempotency-Keys: IFIELD .. the key's hash (12 bytes) -> the batch id
+-- and the request's fingerprint hash (8 bytes), nothing else: the key
+-- lives as long as the batch it names, whose record holds the time.
+-- idemOf splits such a value into the batch id and the fingerprint hash.
+local function idemOf(v) return string.sub(v, 1, -9), string.sub(v, -8) end
+
+-- idemBatch returns the batch id, the fingerprint hash and the batch record
+-- (nil if gone) of key hash h, or nil.
+local function idemBatch(h)
+  local v = redis.call('HGET', K.orders, IFIELD .. h)
+  if not v then return nil end
+  local bid, fp = idemOf(v)
+  return bid, fp, getBatch(bid) or nil
+end
+
+-- NEVER is a time no call reaches (2^53 - 1 ms): meta's sw and hd say it
+-- when nothing is due.
+local NEVER = 9007199254740991
+
+-- The sweep's actions on an expired queue entry (its text after
+-- "expiresMs|"). An entry whose record was replaced since (an id reused
+-- after it expired) only leaves the queue.
+-- dropOrder removes an order done more than ret ago (oexp).
+local function dropOrder(id, now, ret)
+  local o = getOrder(id)
+  if o and not live(o, now, ret) then
+    redis.call('HDEL', K.orders, id)
+    refDrop(o.ref)
+  end
+end
+
+-- dropBatch removes a batch record without an Idempotency-Key (bexp).
+local function dropBatch(bid, now)
+  local b = getBatch(bid)
+  if b and not batchLive(b, now) then redis.call('HDEL', K.orders, BFIELD .. bid) end
+end
+
+-- dropKey removes an Idempotency-Key (iexp) whose batch's time has passed,
+-- with the batch. A key that a later batch took since names that batch,
+-- which stays.
+local function dropKey(h, now)
+  local bid, _, b = idemBatch(h)
+  if bid and not (b and batchLive(b, now)) then
+    if b then
+      redis.call('HDEL', K.orders, BFIELD .. bid, IFIELD .. h)
+    else
+      redis.call('HDEL', K.orders, IFIELD .. h)
+    end
+  end
+end
+
+-- sweepQueue removes at most SWEEP entries from the head of queue q whose
+-- time has passed, with drop(entry, now, ret) for each. It returns how
+-- many it took and the time of the head it left: NEVER for an empty
+-- queue, nil when it took SWEEP (more may have passed). A queue whose head
+-- has not passed costs one entry read.
+local function sweepQueue(q, now, ret, drop)
+  local head = redis.call('LRANGE', q, 0, 0)[1]
+  if not head then return 0, NEVER end
+  local at = tonumber(string.match(head, '^(%d+)|'))
+  if at >= now then return 0, at end
+  local items = redis.call('LRANGE', q, 0, SWEEP - 1)
+  local n, left = 0, NEVER
+  for _, it in ipairs(items) do
+    local j = string.find(it, '|', 1, true)
+    local t = tonumber(string.sub(it, 1, j - 1))
+    if t >= now then left = t; break end
+    n = n + 1
+    drop(string.sub(it, j + 1), now, ret)
+  end
+  redis.call('LTRIM', q, n, -1)
+  if n == SWEEP then left = nil end
+  return n, left
+end
+
+-- sweepPass removes at most SWEEP records from each queue whose time has
+-- passed: orders done more than ret ago (oexp), batches without an
+-- Idempotency-Key (bexp) and Idempotency-Keys with their batches (iexp).
+-- Each queue holds entries of one window, so its entries expire in the
+-- order they came; dispatch.lua. It returns whether a queue may hold more
+-- to remove, and the earliest time of the queues' heads (nil: unknown).
+local function sweepPass(now, ret)
+  local a, ta = sweepQueue(K.oexp, now, ret, dropOrder)
+  local b, tb = sweepQueue(K.bexp, now, ret, dropBatch)
+  local c, tc = sweepQueue(K.iexp, now, ret, dropKey)
+  local at
+  if ta and tb and tc then at = math.min(ta, tb, tc) end
+  return a == SWEEP or b == SWEEP or c == SWEEP, at
+end
+
+-- Meta's sw is the earliest time of the three queues' heads (absent:
+-- unknown), so that a call reads the queues only once one of them has an
+-- entry whose time has passed: sweepRounds keeps it, and a push onto an
+-- empty queue (queuePush) drops it. sweepDue sweeps up to k times, while
+-- there is something to remove, given sw as the caller read it (false:
+-- absent), and returns sw as it is after.
+local function sweepDue(now, ret, k, sw)
+  local t = tonumber(sw)
+  if t and now <= t then return sw end
+  local more, at
+  for _ = 1, k do
+    more, at = sweepPass(now, ret)
+    if not more then break end
+  end
+  return at and fmt(at) or false
+end
+
+-- sweepRounds sweeps up to k times, while there is something to remove,
+-- and keeps meta's sw (sweepDue).
+local function sweepRounds(now, ret, k)
+  local m = redis.call('HMGET', K.meta, 'sw', 'lv')
+  local sw = sweepDue(now, ret, k, m[1])
+  if sw == m[1] or not m[2] then return end -- (no pool: nothing to keep)
+  if sw then redis.call('HSET', K.meta, 'sw', sw) else redis.call('HDEL', K.meta, 'sw') end
+end
+
+-- sweep sweeps once (sweepRounds).
+local function sweep(now, ret) sweepRounds(now, ret, 1) end
+
+-- sweepFor sweeps after a call that queued added orders to expire (the
+-- ones it finished): SWEEP from each queue for every SWEEP of them and
+-- SWEEP more, so that calls remove more than they add and a backlog
+-- drains, at a cost in proportion to the call's own.
+local function sweepFor(now, ret, added)
+  sweepRounds(now, ret, math.floor(added / SWEEP) + 1)
+end
+
+-- queuePush appends the entries of list to queue q; if q was empty, the
+-- first is its new head, which meta's sw may not cover: sw goes.
+local function queuePush(q, list)
+  for i = 1, #list, WRITE do
+    local last = math.min(i + WRITE - 1, #list)
+    if redis.call('RPUSH', q, unpack(list, i, last)) == last then
+      redis.call('HDEL', K.meta, 'sw')
+    end
+  end
+end
