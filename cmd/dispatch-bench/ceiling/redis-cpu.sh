@@ -230,50 +230,45 @@ def commands(r):
             out[name] = int(fields["calls"]) / float(r[4])
     return out
 
+def ratios(kind, v, base, b):
+    """Round by round, variant v's values of kind at batch b over base's."""
+    return [x / y for x, y in zip(vals(kind, v, b), vals(kind, base, b))]
+
+def ratio_table(kind, base, what, base_name, f, unit):
+    """One table: per batch and variant, the values of kind, base's, and
+    their ratios round by round with the median (unit after each ratio)."""
+    print("| batch | variant | %s | %s | ratio | median ratio |" % (what, base_name))
+    print("|---:|---|---:|---:|---:|---:|")
+    for b in batches:
+        t = vals(kind, base, b)
+        for v in variants:
+            r = ratios(kind, v, base, b)
+            print("| %s | %s | %s | %s | %s%s | %.2f%s |" % (b, v, rng(vals(kind, v, b), f), rng(t, f), rng(r, "%.2f"), unit, statistics.median(r), unit))
+
 batches = sorted({r[2] for r in rows if r[0] != "idle"}, key=int)
 idle = [(float(r[5]) - float(r[4])) / float(r[6]) * 1e6 for r in rows if r[0] == "idle"][0]
 print()
 print("a. Redis CPU per order (INFO cpu used_cpu_user + used_cpu_sys, µs/order), 16 Scales, concurrency 16;")
 print("   idle replicas cost Redis %.0f µs/s. Per round, the ratio to the minimal script of that round." % idle)
-print("| batch | variant | Redis µs/order | minimal script | ratio | median ratio |")
-print("|---:|---|---:|---:|---:|---:|")
-for b in batches:
-    m = vals("cpu", "minimal", b)
-    for v in variants:
-        s = vals("cpu", v, b)
-        ratios = [x / y for x, y in zip(s, m)]
-        print("| %s | %s | %s | %s | %s× | %.2f× |" % (b, v, rng(s), rng(m), rng(ratios, "%.2f"), statistics.median(ratios)))
+ratio_table("cpu", "minimal", "Redis µs/order", "minimal script", "%.1f", "×")
 print()
 print("b. orders/s against the thin service, alternating rounds, concurrency 16")
-print("| batch | variant | orders/s | thin service | ratio | median ratio |")
-print("|---:|---|---:|---:|---:|---:|")
-for b in batches:
-    t = vals("rate", "thin", b)
-    for v in variants:
-        s = vals("rate", v, b)
-        ratios = [x / y for x, y in zip(s, t)]
-        print("| %s | %s | %s | %s | %s | %.2f |" % (b, v, rng(s, "%.0f"), rng(t, "%.0f"), rng(ratios, "%.2f"), statistics.median(ratios)))
+ratio_table("rate", "thin", "orders/s", "thin service", "%.0f", "")
 print()
 print("b2. the servers' own CPU per order in b.'s rounds (user + system of the two processes, /proc/PID/stat,")
 print("    from the end of the warmup to the end of the run, over the run's orders; clock ticks of 1/HZ s)")
-print("| batch | variant | servers µs/order | thin service | ratio | median ratio |")
-print("|---:|---|---:|---:|---:|---:|")
-for b in batches:
-    t = vals("srv", "thin", b)
-    for v in variants:
-        s = vals("srv", v, b)
-        ratios = [x / y for x, y in zip(s, t)]
-        print("| %s | %s | %s | %s | %s× | %.2f× |" % (b, v, rng(s), rng(t), rng(ratios, "%.2f"), statistics.median(ratios)))
+ratio_table("srv", "thin", "servers µs/order", "thin service", "%.1f", "×")
 if "before" in variants:
     print()
     print("c. the service over the before build, round by round (Redis µs/order; orders/s)")
     print("| batch | Redis µs/order: service/before | median | orders/s: service/before | median | servers µs/order: service/before | median |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for b in batches:
-        cpu = [x / y for x, y in zip(vals("cpu", "service", b), vals("cpu", "before", b))]
-        rate = [x / y for x, y in zip(vals("rate", "service", b), vals("rate", "before", b))]
-        srv = [x / y for x, y in zip(vals("srv", "service", b), vals("srv", "before", b))]
-        print("| %s | %s | %.2f | %s | %.2f | %s | %.2f |" % (b, rng(cpu, "%.2f"), statistics.median(cpu), rng(rate, "%.2f"), statistics.median(rate), rng(srv, "%.2f"), statistics.median(srv)))
+        cells = []
+        for kind in ("cpu", "rate", "srv"):
+            r = ratios(kind, "service", "before", b)
+            cells.append("%s | %.2f" % (rng(r, "%.2f"), statistics.median(r)))
+        print("| %s | %s |" % (b, " | ".join(cells)))
 print()
 print("d. Redis commands per batch (INFO commandstats of the last round's run in a.; a script's")
 print("   own commands are counted as well as the EVALSHA or FCALL that ran them; idle ticks too)")
