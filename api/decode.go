@@ -43,30 +43,21 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 
 // readAll reads body whole, as io.ReadAll does, into a buffer of its
 // declared length n (-1: unknown) when it has one, so that a body is not
-// copied as the buffer grows.
+// copied as the buffer grows; a body shorter than n is
+// io.ErrUnexpectedEOF.
 func readAll(body io.Reader, n int64) ([]byte, error) {
 	if n <= 0 {
 		return io.ReadAll(body)
 	}
-	b := make([]byte, n, n+1)
+	b := make([]byte, n, n+bytes.MinRead)
 	if _, err := io.ReadFull(body, b); err != nil {
 		return nil, err
 	}
 	// net/http ends the body at its Content-Length; read on to EOF all the
-	// same, as io.ReadAll would, into the spare byte first.
-	for {
-		k, err := body.Read(b[n : n+1])
-		if k > 0 {
-			rest, err := io.ReadAll(body)
-			return append(b[:n+1], rest...), err
-		}
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
+	// same, as io.ReadAll would (in the spare room, without a copy).
+	buf := bytes.NewBuffer(b)
+	_, err := buf.ReadFrom(body)
+	return buf.Bytes(), err
 }
 
 func (s *server) tooLarge() error {
