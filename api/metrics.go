@@ -73,6 +73,16 @@ type batchSeriesOf struct {
 	size            prometheus.Observer
 }
 
+// seriesOf returns the series that cache holds for labels k, made by mk
+// (and kept) the first time k is seen.
+func seriesOf[K comparable, V any](cache *sync.Map, k K, mk func() V) V {
+	if v, ok := cache.Load(k); ok {
+		return v.(V)
+	}
+	v, _ := cache.LoadOrStore(k, mk())
+	return v.(V)
+}
+
 // NewRegistry returns a registry holding the Go runtime and process
 // collectors, for NewMetrics.
 func NewRegistry() *prometheus.Registry {
@@ -174,15 +184,13 @@ func (m *Metrics) PoolLabel(pool string) string { return m.pools.label(pool) }
 // strategy.
 func (m *Metrics) ObserveBatch(pool, strategy string, n int) {
 	k := batchLabels{m.PoolLabel(pool), strategy}
-	v, ok := m.batchSeries.Load(k)
-	if !ok {
-		v, _ = m.batchSeries.LoadOrStore(k, &batchSeriesOf{
+	bs := seriesOf(&m.batchSeries, k, func() *batchSeriesOf {
+		return &batchSeriesOf{
 			orders:  m.orders.WithLabelValues(k.pool, strategy),
 			batches: m.batches.WithLabelValues(k.pool, strategy),
 			size:    m.batchSize.WithLabelValues(strategy),
-		})
-	}
-	bs := v.(*batchSeriesOf)
+		}
+	})
 	bs.orders.Add(float64(n))
 	bs.batches.Inc()
 	bs.size.Observe(float64(n))
@@ -200,14 +208,12 @@ func (m *Metrics) observeRequest(route, method string, status int, d time.Durati
 		route = "unmatched"
 	}
 	k := requestLabels{route, methodLabel(method), status}
-	v, ok := m.series.Load(k)
-	if !ok {
-		v, _ = m.series.LoadOrStore(k, &requestSeries{
+	rs := seriesOf(&m.series, k, func() *requestSeries {
+		return &requestSeries{
 			count: m.requests.WithLabelValues(route, k.method, strconv.Itoa(status)),
 			took:  m.durations.WithLabelValues(route, k.method),
-		})
-	}
-	rs := v.(*requestSeries)
+		}
+	})
 	rs.count.Inc()
 	rs.took.Observe(d.Seconds())
 }
