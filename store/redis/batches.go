@@ -48,8 +48,11 @@ func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dis
 	return b, replayed, nil
 }
 
-// dispatchArgsLen is how many arguments dispatchArgs appends for req.
-func dispatchArgsLen(req dispatch.DispatchRequest) int { return 11 + 2*len(req.Orders) }
+// dispatchArgsLen is how many arguments dispatchArgs appends for req:
+// fnDispatch's arguments, the last of which ("orders") is two per order.
+func dispatchArgsLen(req dispatch.DispatchRequest) int {
+	return len(fnDispatch.args) - 1 + 2*len(req.Orders)
+}
 
 // dispatchArgs appends the arguments of lua/dispatch.lua for req to args,
 // in the order of fnDispatch's args;

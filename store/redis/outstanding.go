@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -97,7 +96,7 @@ func (o *outstandingCollector) Collect(ch chan<- prometheus.Metric) {
 		if len(m) != 4 || m[0] == nil || o.label(name) != name {
 			continue
 		}
-		n := max(0, metaInt(m[1])-metaInt(m[2])-metaInt(m[3]))
+		n := max(0, asInt(m[1])-asInt(m[2])-asInt(m[3]))
 		ch <- prometheus.MustNewConstMetric(outstandingDesc, prometheus.GaugeValue, float64(n), name)
 		for _, r := range []struct {
 			kind string
@@ -106,11 +105,4 @@ func (o *outstandingCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(recordsDesc, prometheus.GaugeValue, float64(r.n), name, r.kind)
 		}
 	}
-}
-
-// metaInt reads a counter of meta as HMGET gives it (nil: 0).
-func metaInt(v any) int64 {
-	s, _ := v.(string)
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
 }
