@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -240,6 +241,69 @@ func TestNoCoalesce(t *testing.T) {
 		wg.Wait()
 		if got := g.sizes(); len(got) != 20 || slices.Max(got) != 1 {
 			t.Errorf("calls: got %v, want 20 calls of 1 batch", got)
+		}
+	})
+}
+
+// endedCtx is a context whose Err reports Canceled once ended is set but
+// whose Done never closes: its request sleeps on until woken for another
+// reason, which is how a request finds itself handed a call after its
+// caller has left.
+type endedCtx struct {
+	context.Context
+	ended *atomic.Bool
+}
+
+func (c endedCtx) Err() error {
+	if c.ended.Load() {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestCoalescedHeadLeftOut checks that a request handed the next call
+// after its caller left is left out of that call, and fails as not sent,
+// while the others of the call are sent.
+func TestCoalescedHeadLeftOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGated()
+		svc := serviceOver(g, 0)
+		var wg sync.WaitGroup
+		var leftErr, otherErr error
+		var ended atomic.Bool
+		left := endedCtx{context.Background(), &ended}
+		wg.Go(func() {
+			if _, _, err := svc.Dispatch(context.Background(), dispatch.DispatchInput{Pool: "p", Orders: orders("first", 1)}); err != nil {
+				t.Errorf("first: %v", err)
+			}
+		})
+		synctest.Wait() // the first call is in the store
+		wg.Go(func() {
+			_, _, leftErr = svc.Dispatch(left, dispatch.DispatchInput{Pool: "p", Orders: orders("left", 1)})
+		})
+		synctest.Wait()
+		wg.Go(func() {
+			_, _, otherErr = svc.Dispatch(context.Background(), dispatch.DispatchInput{Pool: "p", Orders: orders("other", 1)})
+		})
+		synctest.Wait()
+		ended.Store(true)
+		close(g.gate)
+		wg.Wait()
+
+		if _, ok := errors.AsType[*dispatch.IndeterminateError](leftErr); ok || !errors.Is(leftErr, dispatch.ErrUnavailable) || !errors.Is(leftErr, context.Canceled) {
+			t.Errorf("caller gone before its call: got %v, want ErrUnavailable (not indeterminate) and context.Canceled", leftErr)
+		}
+		if otherErr != nil {
+			t.Errorf("the other request of the call: %v", otherErr)
+		}
+		if _, err := g.GetOrder(context.Background(), "p", "left-1", time.Now()); !errors.Is(err, dispatch.ErrOrderNotFound) {
+			t.Errorf("the left-out batch's order: got %v, want ErrOrderNotFound", err)
+		}
+		if _, err := g.GetOrder(context.Background(), "p", "other-1", time.Now()); err != nil {
+			t.Errorf("the other batch's order: %v, want it applied", err)
+		}
+		if got := g.sizes(); !slices.Equal(got, []int{1, 1}) {
+			t.Errorf("calls: got %v, want [1 1] (the first, then the other alone)", got)
 		}
 	})
 }

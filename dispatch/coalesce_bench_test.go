@@ -1,0 +1,53 @@
+package dispatch_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// instant is a MultiDispatcher that answers every batch at once, each
+// order on Scale s-1, and has no other call.
+type instant struct{ dispatch.Store }
+
+func (instant) Dispatch(_ context.Context, req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
+	b := dispatch.Batch{ID: req.BatchID, Pool: req.Pool, Strategy: dispatch.Strategy("waterfill"), CreatedAt: req.Now,
+		Assignments: make([]dispatch.Assignment, len(req.Orders))}
+	for i, o := range req.Orders {
+		b.Assignments[i] = dispatch.Assignment{OrderID: o.ID, CompID: "s-1"}
+	}
+	return b, false, nil
+}
+
+func (s instant) DispatchMany(ctx context.Context, reqs []dispatch.DispatchRequest) []dispatch.DispatchResult {
+	out := make([]dispatch.DispatchResult, len(reqs))
+	for i, r := range reqs {
+		out[i].Batch, out[i].Replayed, out[i].Err = s.Dispatch(ctx, r)
+	}
+	return out
+}
+
+// BenchmarkCoalescedDispatch sends single-order batches of one pool from
+// 16 goroutines through a coalescing Service over a store that answers at
+// once: the Service's and the coalescer's own work per batch (the
+// hand-offs between goroutines included), without a network.
+func BenchmarkCoalescedDispatch(b *testing.B) {
+	svc := dispatch.NewService(instant{}, dispatch.Config{})
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(16)
+	b.RunParallel(func(pb *testing.PB) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		for pb.Next() {
+			in := dispatch.DispatchInput{Pool: "p", Orders: []dispatch.OrderInput{{ID: fmt.Sprint("o-", n.Add(1))}}}
+			if _, _, err := svc.Dispatch(ctx, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
