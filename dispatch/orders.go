@@ -72,10 +72,10 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 	}
 	orders := make([]OrderInput, len(in.Orders))
 	// A small batch looks for a repeated id among the ids before it; a
-	// larger one keeps them in a map.
-	var seen map[string]struct{}
+	// larger one keeps them in a table.
+	var seen idTable
 	if len(in.Orders) > smallBatch {
-		seen = make(map[string]struct{}, len(in.Orders))
+		seen = newIDTable(len(in.Orders))
 	}
 	for i, o := range in.Orders {
 		if o.ID == "" {
@@ -88,10 +88,10 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 				return DispatchRequest{}, fmt.Errorf("order %q: %w", o.ID, err)
 			}
 		}
-		if repeated(seen, orders[:i], o.ID) {
+		orders[i] = o
+		if repeated(seen, orders, i) {
 			return DispatchRequest{}, errorf(ErrDuplicateOrder, "order %q appears more than once", o.ID)
 		}
-		orders[i] = o
 	}
 	rnd := make([]uint64, 2*len(orders))
 	for i := range rnd {
@@ -115,25 +115,22 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 }
 
 // smallBatch is the most orders prepare checks for repeated ids without
-// a map.
+// a table.
 const smallBatch = 16
 
-// repeated reports whether id is among the ids of before, which seen holds
-// when it is not nil, and adds it to seen.
-func repeated(seen map[string]struct{}, before []OrderInput, id string) bool {
+// repeated reports whether the id of orders[i] is among the ids of
+// orders[:i], which seen holds when it is not nil, and adds it to seen.
+func repeated(seen idTable, orders []OrderInput, i int) bool {
+	id := orders[i].ID
 	if seen == nil {
-		for _, o := range before {
+		for _, o := range orders[:i] {
 			if o.ID == id {
 				return true
 			}
 		}
 		return false
 	}
-	if _, dup := seen[id]; dup {
-		return true
-	}
-	seen[id] = struct{}{}
-	return false
+	return seen.add(orders, i)
 }
 
 // CompleteOrder completes one order; durationMs (0 when absent) feeds

@@ -59,11 +59,12 @@ func BenchmarkValidID(b *testing.B) {
 }
 
 // TestRepeatedOrderIDs: an id repeated anywhere in a batch is refused,
-// below and above the size where prepare keeps the ids in a map.
+// below and above the size where prepare keeps the ids in a table, up to
+// the largest batch (a table that big has ids whose slots collide).
 func TestRepeatedOrderIDs(t *testing.T) {
 	svc := dispatch.NewService(memory.New(memory.Options{}), dispatch.Config{})
-	for _, n := range []int{2, 16, 17, 100} {
-		for _, at := range []int{0, n - 2} {
+	for _, n := range []int{2, 16, 17, 100, dispatch.DefaultMaxBatch} {
+		for _, at := range []int{0, (n - 1) / 2, n - 2} {
 			orders := make([]dispatch.OrderInput, n)
 			for i := range orders {
 				orders[i].ID = fmt.Sprintf("o-%d", i)

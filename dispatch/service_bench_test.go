@@ -51,3 +51,21 @@ func BenchmarkCoalescedDispatch(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkServiceDispatch sends batches of 1, 100 and 1,000 orders, each
+// with its id (the same ids every time: the store keeps nothing), through a Service that does not coalesce, over a store that
+// answers at once: the checks, ids and random numbers of a batch.
+func BenchmarkServiceDispatch(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
+			svc := dispatch.NewService(instant{}, dispatch.Config{NoCoalesce: true})
+			in := dispatch.DispatchInput{Pool: "p", Orders: orders("o", n)}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := svc.Dispatch(context.Background(), in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
