@@ -109,7 +109,12 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 		MaxCost:        s.cfg.MaxCost,
 	}
 	if !in.DryRun {
-		req.BatchID = s.cfg.NewID()
+		if s.namer != nil {
+			req.BatchID = s.namer.BatchID(&req)
+		}
+		if req.BatchID == "" {
+			req.BatchID = s.cfg.NewID()
+		}
 	}
 	return req, nil
 }

@@ -23,7 +23,8 @@ type Config struct {
 	// Rand returns uniform integers in [0, 2^53) (default math/rand/v2).
 	Rand func() uint64
 	// NewID returns a fresh id for batches and orders sent without one
-	// (default UUIDv7).
+	// (default UUIDv7). Unless it is set, a Store that is a BatchNamer
+	// names the batches.
 	NewID func() string
 	// NoCoalesce sends every batch in its own store call. By default, when
 	// the Store is a MultiDispatcher, the concurrent batches of one pool
@@ -54,6 +55,7 @@ type Service struct {
 	store Store
 	cfg   Config
 	coal  *coalescer // nil: every batch in its own call
+	namer BatchNamer // nil: NewID names every batch
 }
 
 // NewService returns a Service over store. It panics if store is nil.
@@ -79,10 +81,12 @@ func NewService(store Store, cfg Config) *Service {
 	if cfg.Rand == nil {
 		cfg.Rand = func() uint64 { return rand.Uint64N(1 << 53) }
 	}
+	var namer BatchNamer
 	if cfg.NewID == nil {
 		cfg.NewID = func() string { return uuid.Must(uuid.NewV7()).String() }
+		namer, _ = store.(BatchNamer)
 	}
-	s := &Service{store: store, cfg: cfg}
+	s := &Service{store: store, cfg: cfg, namer: namer}
 	if md, ok := store.(MultiDispatcher); ok && !cfg.NoCoalesce {
 		s.coal = &coalescer{store: md, single: store.Dispatch, maxOrders: cfg.MaxBatch,
 			maxCalls: cfg.CoalesceCalls, observe: cfg.ObserveCoalesced, pools: map[string]*queue{}}

@@ -120,6 +120,17 @@ type Store interface {
 	Ping(ctx context.Context) error
 }
 
+// BatchNamer is a Store that names batches itself: the Service asks it for
+// the id of every batch that is not a dry run, unless Config.NewID is set,
+// and takes NewID's id when it answers "". The Redis store names a batch
+// after its first order, so that the order's record finds the batch and a
+// batch needs no record of its own (store/redis, batchid.go).
+type BatchNamer interface {
+	// BatchID returns a new id for the batch of req, whose BatchID is
+	// unset, or "": an id no batch of the pool had before, valid (ValidID).
+	BatchID(req *DispatchRequest) string
+}
+
 // DispatchRequest is one batch, validated and completed by the Service.
 type DispatchRequest struct {
 	Pool    string

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dispatcher/dispatcher/balancing"
@@ -63,7 +64,13 @@ func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest, floor tim
 		dry = "1"
 	}
 	key, fp := idemArgs(req)
-	args = append(args, packBatchID(req.BatchID), ms(req.Now), s.retention.Milliseconds(), key, fp,
+	// A batch named after its order (BatchID) goes as ':' and its tag,
+	// which no other form begins with.
+	bid := packBatchID(req.BatchID)
+	if tag, ok := s.namedTag(&req); ok && !req.DryRun {
+		bid = ":" + tag
+	}
+	args = append(args, bid, ms(req.Now), s.retention.Milliseconds(), key, fp,
 		req.IdempotencyTTL.Milliseconds(), dry, maxCost(req))
 	args, err := appendRand(args, req)
 	if err != nil {
@@ -86,7 +93,13 @@ func decodeDispatch(req dispatch.DispatchRequest, v any) (dispatch.Batch, bool, 
 	if len(r) != 3 {
 		return dispatch.Batch{}, false, fmt.Errorf("redis: dispatch replied %v", v)
 	}
-	b, err := decodeBatch(req.Pool, unpackBatchID(asString(r[1])), asString(r[2]))
+	bid := asString(r[1])
+	if strings.HasPrefix(bid, ":") { // (a named batch, dispatchArgs)
+		bid = req.BatchID
+	} else {
+		bid = unpackBatchID(bid)
+	}
+	b, err := decodeBatch(req.Pool, bid, asString(r[2]))
 	return b, asString(r[0]) == "replay", err
 }
 
@@ -94,7 +107,7 @@ func decodeDispatch(req dispatch.DispatchRequest, v any) (dispatch.Batch, bool, 
 // (also for one whose time has passed at now, not yet swept),
 // ErrUnavailable.
 func (s *Store) GetBatch(ctx context.Context, pool, batchID string, now time.Time) (dispatch.Batch, error) {
-	v, err := s.call(ctx, fnRead, pool, "batch", packBatchID(batchID), ms(now))
+	v, err := s.call(ctx, fnRead, pool, "batch", packBatchID(batchID), ms(now), s.retention.Milliseconds())
 	if err != nil {
 		return dispatch.Batch{}, translate(err, pool)
 	}

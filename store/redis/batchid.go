@@ -2,9 +2,12 @@ package redis
 
 import (
 	"encoding/base64"
+	"math/rand/v2"
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/dispatcher/dispatcher/dispatch"
 )
 
 // Batch ids as Redis keeps them (layout 6). The service names a batch by a
@@ -63,4 +66,64 @@ func canonicalUUID(id string) (uuid.UUID, bool) {
 		return uuid.UUID{}, false
 	}
 	return u, true
+}
+
+// Batches named after their first order (layout 7). A batch whose window
+// is the retention (it has no Idempotency-Key, whose TTL may be longer)
+// lives no longer than its first order's record, which stays at least the
+// retention after the batch was made (an order leaves the retention after
+// it finished, and it finished after it was made). Such a batch can then
+// live in that record: the Store names it "<first order id>:<tag>", the
+// tag tagLen random hexadecimal digits, and the order's record holds the
+// tag, the time and the strategy (records.lua). The tag tells this batch
+// from an earlier one of the same order id, and from another request for
+// that order id sent at the same moment, which must fail as EXISTS, not be
+// taken for a re-send of this one. The Service asks BatchID before it
+// calls Dispatch, as the id must be known when no answer comes
+// (dispatch.IndeterminateError). Any other id is kept as today: its own
+// record, under fieldBatch.
+
+// tagLen is the length of a named batch's tag.
+const tagLen = 12
+
+// BatchID names the batch of req after its first order
+// (dispatch.BatchNamer), or returns "" for one that cannot live in its
+// order's record: with an Idempotency-Key, with a retention shorter than a
+// batch record's floor (batchFloor; at most maxFloor), of several orders,
+// or whose first order id is too long for the name to be an id.
+func (s *Store) BatchID(req *dispatch.DispatchRequest) string {
+	if req.IdempotencyKey != "" || s.retention < maxFloor || len(req.Orders) != 1 {
+		return ""
+	}
+	first := req.Orders[0].ID
+	b := make([]byte, 0, len(first)+1+tagLen)
+	b = append(append(b, first...), ':')
+	for r, i := rand.Uint64(), 0; i < tagLen; i, r = i+1, r>>4 {
+		b = append(b, hexDigits[r&15])
+	}
+	if !dispatch.ValidID(string(b)) { // (a first id too long for the name)
+		return ""
+	}
+	return string(b)
+}
+
+// namedTag returns the tag of req's batch id if it is a name BatchID
+// gives (and would give for req), which Redis keeps in the order's record,
+// and whether it is.
+func (s *Store) namedTag(req *dispatch.DispatchRequest) (string, bool) {
+	id := req.BatchID
+	if req.IdempotencyKey != "" || s.retention < maxFloor || len(req.Orders) != 1 {
+		return "", false
+	}
+	first := req.Orders[0].ID
+	if len(id) != len(first)+1+tagLen || id[len(first)] != ':' || id[:len(first)] != first {
+		return "", false
+	}
+	tag := id[len(first)+1:]
+	for i := 0; i < len(tag); i++ {
+		if c := tag[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", false
+		}
+	}
+	return tag, true
 }

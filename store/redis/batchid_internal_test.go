@@ -50,3 +50,17 @@ func TestPackBatchID(t *testing.T) {
 		}
 	}
 }
+
+// TestStrategyCodes holds the code of each strategy that named batches'
+// records keep (strategyCodes): records outlive a build, so a code must
+// never change; a new strategy goes at the end of balancing's registry and
+// takes the next code.
+func TestStrategyCodes(t *testing.T) {
+	want := "waterfill a weighted-waterfill b random c weighted-random d round-robin e " +
+		"weighted-round-robin f smooth-weighted-round-robin g weighted-response-time h " +
+		"least-connections i power-of-two j consistent-hash k"
+	got := strings.Join(strategyCodes(), " ")
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("strategy codes %q, want them to begin with %q", got, want)
+	}
+}

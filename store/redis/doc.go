@@ -69,7 +69,13 @@
 //	       (state a assigned, c completed, x cancelled; ref and chunk hexadecimal;
 //	       moves how often it moved to another Scale, absent for none;
 //	       doneAt empty while assigned; the key last, as it may hold '|')
-//	       or, in a batch of one, which has no ref,
+//	       or, in a batch of one, which has no ref, named after its
+//	       order (layout 7, batchid.go: "orderId:tag"), the batch itself
+//	       <state>[+moves]|doneAt|compId|chunk|:<tag><strategy>|
+//	       createdAt|firstCompId|key
+//	       (createdAt hexadecimal; strategy one character, its code
+//	       (preamble.go's strategyCodes); firstCompId the Scale the batch
+//	       gave it, empty while the order is there), else
 //	       <state>[+moves]|doneAt|compId|chunk|batchId|createdAt|key
 //	batch  createdAt|expiresAt|strategy|orderId,compId,orderId,compId,…
 //	ref    batchId|createdAt|orders (what a batch's orders share)
@@ -82,15 +88,26 @@
 // order's dispatch reads its batch, key and order with one HMGET and
 // writes them with its Scale's own tail in one HSET.
 //
+// A batch of one order without an Idempotency-Key (layout 7) has no record
+// of its own: the store names it after its order (Store.BatchID, which the
+// Service asks for the id), and the order's record, which stays at least
+// the retention after the batch was made, holds what the batch's answer
+// needs beyond it (tag, time, strategy, first Scale). GetBatch of such an
+// id reads the order, checks the tag and rebuilds the record; a re-sent
+// dispatch finds its tag and answers the batch; another request for the
+// order id, with another tag, fails as EXISTS. A batch with a key, or with
+// a retention shorter than a re-send's floor (resend.go), is named by a
+// UUID and keeps its record and queue entry.
+//
 // An outstanding order costs Redis about 135 bytes with 12-byte ids in
 // batches of 1,000 (TestBytesPerOrder measures it): its hash entry with a
 // record of about 15 bytes, its id and compId in the batch record, its id in
 // the own index. The batch id and the time, shared by the whole batch, live
 // once in its ref; a batch is one string rather than a hash entry per order.
-// A batch of one costs about 320: its order's and its batch's hash entries
-// (each at least 24 bytes of entry, its field and its value in jemalloc's
-// size classes, and a slot of the table), its queue entry and its id in the
-// own index. A batch id that is a UUID is kept in 23 characters rather than
+// A batch of one named after its order costs about 120: its order's hash
+// entry (at least 24 bytes of entry, its field and its record in
+// jemalloc's size classes, and a slot of the table) and its id in the own
+// index. A batch id that is a UUID is kept in 23 characters rather than
 // 36 (batchid.go).
 //
 // # Retention
@@ -100,7 +117,8 @@
 // records of that one window, so that its entries expire in the order they
 // came: completed and cancelled orders DISPATCHER_ORDER_RETENTION after they
 // finish (oexp), batches without an Idempotency-Key the retention after
-// they are made (bexp), batches with one and their keys
+// they are made (bexp; a batch named after its order leaves with the
+// order, whose record it is), batches with one and their keys
 // DISPATCHER_IDEMPOTENCY_TTL after (iexp). A batch record also stays as
 // long as a re-sent dispatch may still run (resend.go), at most 35 s: with
 // a window shorter than that its queue may hold an entry behind a later

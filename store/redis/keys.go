@@ -27,7 +27,8 @@ const (
 	// fieldBatch+batchId → batch record, fieldRef+ref → "batchId|createdAt
 	// ms|orders", what the orders of a batch of several share, kept while
 	// any of them is stored (meta's metaBatchRef numbers the refs; the
-	// order of a batch of one holds the batch id and createdAt itself),
+	// order of a batch of one holds the batch id and createdAt itself, or
+	// the batch whole if it is named after the order, layout 7),
 	// and fieldIdem+the first 12 bytes of the SHA-256 of an
 	// Idempotency-Key → batchId and the first 8 bytes of the SHA-256 of
 	// the request's fingerprint (idem.go), held while the batch it names
@@ -42,7 +43,8 @@ const (
 	// keyOexp LIST: "expiresMs|orderId", orders as they complete or cancel.
 	keyOexp = "oexp"
 	// keyBexp LIST: "expiresMs|batchId", batches without an
-	// Idempotency-Key as they are recorded.
+	// Idempotency-Key as they are recorded, but those named after their
+	// order, which leave with it (batchid.go).
 	keyBexp = "bexp"
 	// keyStrat HASH: the strategy's state, deleted when the strategy
 	// changes: last (round-robin, weighted-response-time), c
@@ -166,7 +168,7 @@ var poolFields = []string{
 // build reads and writes, in meta's metaLayout. Pools of earlier layouts
 // have another or none: a dispatch refuses them (the other calls fail on
 // their records), see docs/operations.md, Upgrades.
-const layout = "6"
+const layout = "7"
 
 // poolPrefix is what every key of pool begins with.
 func poolPrefix(pool string) string { return "dispatch:{pool:" + pool + "}:" }

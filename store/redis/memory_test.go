@@ -18,7 +18,8 @@ import (
 // TestBytesPerOrder measures what an outstanding order costs Redis: used
 // memory before and after dispatching 100,000 orders (20,000 one by one)
 // with 12-byte ids over 100 Scales, in batches of 1, 10, 100 and 1,000
-// with UUIDv7 batch ids. Everything that holds an order counts: its
+// with the batch ids the store gives them (named after the order for a
+// batch of one, else UUIDv7). Everything that holds an order counts: its
 // record, its batch's record and ref, the Scale's own index, the batch
 // queue. It takes about 10 s.
 func TestBytesPerOrder(t *testing.T) {
@@ -26,15 +27,15 @@ func TestBytesPerOrder(t *testing.T) {
 		t.Skip("measures 100,000 orders")
 	}
 	// The aim is 150 at every size (issue 21); a small batch pays its batch
-	// record and queue entry over fewer orders, and a single order needs
-	// two hash entries, its own and its batch's (docs/benchmarks.md, "Issue
-	// 21: one record per batch", says where the bytes go). Each limit is
-	// what layout 6 reached (319 and 159 at 1 and 10), with a few bytes of
-	// room.
+	// record and queue entry over fewer orders, but a single order's batch
+	// lives in the order's record (layout 7, batchid.go), one hash entry
+	// (docs/benchmarks.md, "Issue 21", says where the bytes go). Each limit
+	// is what layout 7 reached (121 and 159 at 1 and 10), with a few bytes
+	// of room.
 	for _, tc := range []struct {
 		batch, orders int
 		limit         float64
-	}{{1, 20_000, 325}, {10, 100_000, 165}, {100, 100_000, 150}, {1000, 100_000, 150}} {
+	}{{1, 20_000, 125}, {10, 100_000, 165}, {100, 100_000, 150}, {1000, 100_000, 150}} {
 		t.Run(fmt.Sprintf("batch=%d", tc.batch), func(t *testing.T) {
 			perOrder := measureBytesPerOrder(t, tc.orders, tc.batch)
 			t.Logf("%.1f bytes per outstanding order (batches of %d)", perOrder, tc.batch)

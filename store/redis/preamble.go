@@ -38,6 +38,13 @@ func preamble(fns []*function) string {
 	b.num("MAXCOUNT", dispatch.MaxOrderCount)
 	b.num("RANDDIGITS", randDigits)
 	b.num("VNODES", balancing.DefaultVNodes)
+	b.num("TAGLEN", tagLen)
+	codes := strategyCodes()
+	b.table("STRATCODE", true, codes)
+	for i := 0; i < len(codes); i += 2 {
+		codes[i], codes[i+1] = codes[i+1], codes[i]
+	}
+	b.table("STRATNAME", true, codes)
 	b.str("DEFAULTSTRATEGY", string(dispatch.DefaultStrategy))
 	b.str("HASHED", hashedStrategy())
 	b.num("FAILWINDOW", dispatch.DefaultFailWindow.Milliseconds())
@@ -115,6 +122,19 @@ func hashedStrategy() string {
 		panic("redis: no strategy of kind Hashed for ring.lua")
 	}
 	return name
+}
+
+// strategyCodes returns, for each strategy of balancing's registry, its
+// name and the one character that a named batch's record keeps of it
+// (records.lua): 'a' for the first, and so on in the registry's order.
+// Records outlive a build, so a new strategy goes at the end of the
+// registry (TestStrategyCodes holds the codes of the strategies there are).
+func strategyCodes() []string {
+	var kv []string
+	for i, st := range balancing.Strategies() {
+		kv = append(kv, st.Name, string(rune('a'+i)))
+	}
+	return kv
 }
 
 // luaWriter writes Lua definitions.

@@ -61,6 +61,9 @@ func callToken(ctx context.Context) string {
 	return strconv.FormatUint(rand.Uint64(), 36) + ":" + strconv.FormatInt(ttl, 10)
 }
 
+// maxFloor bounds batchFloor.
+const maxFloor = maxResend + queueMargin
+
 // batchFloor is the least time a batch record dispatched under ctx stays
 // in Redis, whatever its window (see above).
 func batchFloor(ctx context.Context) time.Duration { return resendWindow(ctx) + queueMargin }

@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,11 +67,13 @@ func TestCallReplyWindow(t *testing.T) {
 	}
 }
 
-// TestBatchRecordWindows: a batch without an Idempotency-Key is queued to
-// leave the retention after it was made, one with a key the idempotency
-// TTL after, each in its own queue; and none leaves before a re-sent
-// dispatch could still arrive: the call's deadline and 5 s (Redis's
-// busy-reply-threshold) past it, however short the retention.
+// TestBatchRecordWindows: a batch without an Idempotency-Key is named
+// after its order and lives in the order's record, readable for the
+// retention after it was made and not after (checkNamedWindow); one with a
+// key is queued to leave the idempotency TTL after; and none leaves before
+// a re-sent dispatch could still arrive: the call's deadline and 5 s
+// (Redis's busy-reply-threshold) past it, however short the retention,
+// which takes a batch of its own, queued, as it may outlast its order.
 func TestBatchRecordWindows(t *testing.T) {
 	srv := redistest.Start(t)
 	c := newClient(t, srv)
@@ -81,17 +84,18 @@ func TestBatchRecordWindows(t *testing.T) {
 		deadline  time.Duration // 0: none
 		queue     string
 		window    time.Duration
+		named     bool // (named after its order: no record of its own)
 	}{
-		{"no key", time.Hour, "", 0, "bexp", time.Hour},
-		{"key", time.Hour, "k1", 0, "iexp", 2 * time.Hour},
-		{"short retention, deadline", 100 * time.Millisecond, "", 2 * time.Second, "bexp", 7 * time.Second},
-		{"short retention, no deadline", 100 * time.Millisecond, "", 0, "bexp", 35 * time.Second},
+		{"no key", time.Hour, "", 0, "bexp", time.Hour, true},
+		{"key", time.Hour, "k1", 0, "iexp", 2 * time.Hour, false},
+		{"short retention, deadline", 100 * time.Millisecond, "", 2 * time.Second, "bexp", 7 * time.Second, false},
+		{"short retention, no deadline", 100 * time.Millisecond, "", 0, "bexp", 35 * time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pool := strings.ReplaceAll(tc.name, " ", "-")
 			pool = strings.ReplaceAll(pool, ",", "")
-			svc := dispatch.NewService(redis.New(c, redis.Options{Retention: tc.retention}),
-				dispatch.Config{IdempotencyTTL: 2 * time.Hour, NoCoalesce: true})
+			st := redis.New(c, redis.Options{Retention: tc.retention})
+			svc := dispatch.NewService(st, dispatch.Config{IdempotencyTTL: 2 * time.Hour, NoCoalesce: true})
 			mustPool(t, svc, pool, "A")
 			ctx := context.Background()
 			if tc.deadline > 0 {
@@ -103,6 +107,10 @@ func TestBatchRecordWindows(t *testing.T) {
 				Orders: []dispatch.OrderInput{{ID: "o1"}}})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.named {
+				checkNamedWindow(t, c, st, pool, b, tc.window)
+				return
 			}
 			rec, err := c.HGet(ctx, poolKey(pool, "orders"), "|b"+redis.PackBatchID(b.ID)).Result()
 			if err != nil {
@@ -131,6 +139,35 @@ func TestBatchRecordWindows(t *testing.T) {
 				t.Errorf("queue %s: got %q, want [%q]", tc.queue, q, want)
 			}
 		})
+	}
+}
+
+// checkNamedWindow checks batch b of pool, named after its order: it has
+// no record and no queue entry of its own, reads back at the end of its
+// window and not after it.
+func checkNamedWindow(t *testing.T, c goredis.UniversalClient, st *redis.Store, pool string, b dispatch.Batch, window time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	if !strings.HasPrefix(b.ID, "o1:") {
+		t.Errorf("batch id %q, want it named after o1", b.ID)
+	}
+	fields, err := c.HKeys(ctx, poolKey(pool, "orders")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fields {
+		if strings.HasPrefix(f, "|b") {
+			t.Errorf("a named batch has a record of its own, %q", f)
+		}
+	}
+	if n, err := c.LLen(ctx, poolKey(pool, "bexp")).Result(); err != nil || n != 0 {
+		t.Errorf("batch queue: %d entries, %v; want none", n, err)
+	}
+	if _, err := st.GetBatch(ctx, pool, b.ID, b.CreatedAt.Add(window)); err != nil {
+		t.Errorf("GetBatch at the end of its window: %v", err)
+	}
+	if _, err := st.GetBatch(ctx, pool, b.ID, b.CreatedAt.Add(window+time.Millisecond)); !errors.Is(err, dispatch.ErrBatchNotFound) {
+		t.Errorf("GetBatch after its window: %v, want %v", err, dispatch.ErrBatchNotFound)
 	}
 }
 

@@ -103,6 +103,7 @@ func tests() []suiteTest {
 		{"Orders/FreeRoom", Options{}, testCompleteFreesRoom},
 		{"Retention/Orders", hour, testRetention},
 		{"Retention/BatchWindows", hour, testBatchWindows},
+		{"Retention/NamedBatches", hour, testNamedBatches},
 		{"Retention/Default", Options{}, testDefaultRetention},
 		{"Retention/Backlog", hour, testRetentionBacklog},
 		{"Retention/Steady", hour, testRetentionSteady},

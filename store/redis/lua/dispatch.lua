@@ -4,7 +4,8 @@
 --
 -- KEYS: the pool's keys (lib.lua).
 -- Arguments (DISPATCH, functions.go; argument a is A[o + D.a], o the
---   batch's offset, 0 for a call of one batch): batchId, now ms,
+--   batch's offset, 0 for a call of one batch): batchId (for a batch named
+--   after its order, batchid.go, ':' and its tag), now ms,
 --   retention ms, idemKey (the idempotency key's hash, 12 bytes, '' none;
 --   idem.go), fingerprint (its hash, 8 bytes), idemTTL ms, dry ('1' a dry
 --   run), maxCost (eligible Scales × orders, for the strategies that read
@@ -14,6 +15,8 @@
 --   resend.go), n, then orders: n pairs of order id and order key ('' none).
 -- The batch record leaves retentionMs after nowMs, or with an idempotency
 --   key the idempotency TTL after, as the key does; at least floor after.
+--   A named batch lives in its order's record (records.lua's decOrder),
+--   which outlives that: Go names a batch only where floor <= retention.
 -- Reply: {kind, batchId, record}: kind 'new' (recorded now), 'batch' (this
 --   batchId was recorded before: a retried call), 'replay' (the batch of the
 --   Idempotency-Key) or 'dry' (computed, nothing changed; batchId '');
@@ -97,12 +100,18 @@ local function dispatchBatch(A, o, cx)
   settleFor(cx, now)
 
   if not dry and bid == '' then return fail('INVALID', 'a batch needs an id') end
+  -- A batch named after its order (batchid.go) comes as ':' and its tag,
+  -- and lives in its order's record (records.lua).
+  local tag = string.byte(bid, 1) == 58 and string.sub(bid, 2)
   -- One read for the batch id, the Idempotency-Key and the orders (they
   -- share K.orders, records.lua): fields {batch, key, order 1, …}, the key's
   -- '' when there is none.
   local stale, idList, keys, held, dup
   local bf, kf = BFIELD .. bid, ikey ~= '' and IFIELD .. ikey or ''
-  if n == 1 then
+  if tag then
+    idList, keys = {A[ob + 2]}, {A[ob + 3]}
+    held = {false, false, redis.call('HGET', K.orders, idList[1])}
+  elseif n == 1 then
     idList, keys = {A[ob + 2]}, {A[ob + 3]}
     held = redis.call('HMGET', K.orders, bf, kf, idList[1])
   else
@@ -116,7 +125,11 @@ local function dispatchBatch(A, o, cx)
     end
     held = hmgetList(K.orders, fields)
   end
-  if not dry then
+  local h1 = held[3] and decOrder(held[3], idList[1])
+  if tag then
+    local b = namedBatch(idList[1], h1, tag, now, ret)
+    if b then return {'batch', bid, b} end
+  elseif not dry then
     local b = held[1]
     if b and batchLive(b, now) then return {'batch', bid, b} end
     if held[2] then
@@ -135,7 +148,8 @@ local function dispatchBatch(A, o, cx)
   if n == 0 then return fail('EMPTY') end
   if dup then return fail('DUP', dup) end
   for i = 1, n do
-    local h = held[i + 2] and decOrder(held[i + 2])
+    local h = h1
+    if i > 1 then h = held[i + 2] and decOrder(held[i + 2]) end
     if h then
       if live(h, now, ret) then return fail('EXISTS', idList[i]) end
       -- expired, not yet swept: this batch replaces it
@@ -190,8 +204,20 @@ local function dispatchBatch(A, o, cx)
   if n == 1 then
     local id = idList[1]
     local chunk, tf, tv, sf, sv = ownAppendOne(comps[1], id)
-    local orec = 'a||' .. comps[1] .. '|' .. chunk .. '|' .. bid .. '|' .. at .. '|' .. keys[1]
-    if ikey == '' then
+    local orec
+    if tag then
+      orec = 'a||' .. comps[1] .. '|' .. chunk .. '|:' .. tag .. STRATCODE[strategy] .. '|' .. hex(now) .. '||' .. keys[1]
+      q = nil -- (no record of its own to expire)
+    else
+      orec = 'a||' .. comps[1] .. '|' .. chunk .. '|' .. bid .. '|' .. at .. '|' .. keys[1]
+    end
+    if tag then
+      if sf then
+        redis.call('HSET', K.orders, id, orec, tf, tv, sf, sv)
+      else
+        redis.call('HSET', K.orders, id, orec, tf, tv)
+      end
+    elseif ikey == '' then
       if sf then
         redis.call('HSET', K.orders, id, orec, bf, rec, tf, tv, sf, sv)
       else
@@ -230,7 +256,7 @@ local function dispatchBatch(A, o, cx)
 
   -- Each queue holds one window (records.lua's sweep); a queue that was empty
   -- has a new head, which meta's sw must cover.
-  if redis.call('RPUSH', q, entry) == 1 then
+  if q and redis.call('RPUSH', q, entry) == 1 then
     local t = tonumber(cx.sw)
     if t and exp < t then cx.sw = expS end
   end

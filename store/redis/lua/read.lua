@@ -1,8 +1,8 @@
 -- read.lua: read one thing of a pool; changes nothing.
 --
 -- Keys: the pool's keys (lib.lua).
--- Arguments (READ): what, id, and for 'order' now ms and retention ms, for
---   'batch' now ms (a record past its time then reads as absent); what is
+-- Arguments (READ): what, id, and for 'order' and 'batch' now ms and
+--   retention ms (a record past its time then reads as absent); what is
 --   'pool'  -> {strategy, slowStart ms, createdAt ms, Scales, then the
 --              health options (health.lua) ht, ls, ol, mf, fw, et, each
 --              false where absent}
@@ -27,8 +27,17 @@ local function readOne(A)
     if not o or not live(o, tonumber(A[READ.now]), tonumber(A[READ.retention])) then return fail('NOORDER', id) end
     return orderView(o)
   elseif what == 'batch' then
+    local now = tonumber(A[READ.now])
+    -- A batch named after its order lives in the order's record
+    -- (records.lua); an id of that form that is not one is looked up as
+    -- any other.
+    local oid, tag = string.match(id, '^(.+):(%x+)$')
+    if oid and #tag == TAGLEN then
+      local b = namedBatch(oid, getOrder(oid), tag, now, tonumber(A[READ.retention]))
+      if b then return b end
+    end
     local b = getBatch(id)
-    if not b or not batchLive(b, tonumber(A[READ.now])) then return fail('NOBATCH', id) end
+    if not b or not batchLive(b, now) then return fail('NOBATCH', id) end
     return b
   elseif what == 'table' then
     return redis.call('ZRANGE', K.elig, 0, -1, 'WITHSCORES')

@@ -13,31 +13,60 @@
 -- (completed), x (cancelled); ref names the batch's ref (RFIELD), chunk
 -- (hexadecimal) the chunk of the Scale's own index; doneMs is empty while
 -- assigned; the key comes last, as it may hold '|'. The order of a batch
--- of one has no ref: it holds what the ref would, "<state>|doneMs|compId|
--- chunk|batchId|createdMs|key".
+-- of one has no ref: it holds the batch itself, as a named batch
+-- (layout 7, batchid.go) "<state>|doneMs|compId|chunk|:<tag><strategy>|
+-- createdMs|firstCompId|key" (createdMs hexadecimal, strategy its code,
+-- STRATCODE; firstCompId the Scale the batch gave it, '' while that is
+-- compId), else "<state>|doneMs|compId|chunk|batchId|createdMs|key" with a
+-- batch record of its own (BFIELD).
 local ORDER = '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$'
+local NAMED = '^:([^|]*)|([^|]*)|([^|]*)|(.*)$'
 
 -- An order that moved to another Scale (a reassign, a lapse, a failure
 -- report) carries how often in its head: "<state><ref>+<moves>"; an order
--- that never moved, as a dispatch writes it, has no '+'.
-local function decOrder(s)
+-- that never moved, as a dispatch writes it, has no '+'. decOrder reads
+-- the record s of order id (o.id; nil where no view is made of it).
+local function decOrder(s, id)
   if not s then return nil end
   local head, done, comp, chunk, key = string.match(s, ORDER)
   local ref, mv = string.match(head, '^.([^+]*)%+?(%d*)$')
-  local o = {st = string.sub(head, 1, 1), ref = ref, mv = tonumber(mv) or 0, done = done,
+  local o = {id = id, st = string.sub(head, 1, 1), ref = ref, mv = tonumber(mv) or 0, done = done,
     comp = comp, chunk = chunk, key = key}
-  if ref == '' then o.bid, o.at, o.key = string.match(key, '^([^|]*)|([^|]*)|(.*)$') end
+  if ref == '' then
+    if string.byte(key, 1) == 58 then -- ':', a named batch
+      local first
+      o.tag, o.ath, first, o.key = string.match(key, NAMED)
+      o.first = first ~= '' and first or comp
+    else
+      o.bid, o.at, o.key = string.match(key, '^([^|]*)|([^|]*)|(.*)$')
+    end
+  end
   return o
 end
 
 local function encOrder(o)
   local head = o.st .. o.ref
   if o.mv > 0 then head = head .. '+' .. fmt(o.mv) end
+  if o.tag then
+    return table.concat({head, o.done, o.comp, o.chunk, ':' .. o.tag, o.ath,
+      o.first ~= o.comp and o.first or '', o.key}, '|')
+  end
   if o.bid then return table.concat({head, o.done, o.comp, o.chunk, o.bid, o.at, o.key}, '|') end
   return table.concat({head, o.done, o.comp, o.chunk, o.key}, '|')
 end
 
-local function getOrder(id) return decOrder(redis.call('HGET', K.orders, id)) end
+local function getOrder(id) return decOrder(redis.call('HGET', K.orders, id), id) end
+
+-- namedBatch returns the record of the batch named after order id with
+-- tag (batchid.go) from the order's record o (decOrder; nil: none), or nil
+-- if o is not of that batch or the batch's window, the retention ret, has
+-- passed at now.
+local function namedBatch(id, o, tag, now, ret)
+  if not (o and o.tag and string.sub(o.tag, 1, -2) == tag) then return nil end
+  local at = tonumber(o.ath, 16)
+  if at + ret < now then return nil end
+  return fmt(at) .. '|' .. fmt(at + ret) .. '|' .. STRATNAME[string.sub(o.tag, -1)] .. '|' .. id .. ',' .. o.first
+end
 
 -- live: an order is held while assigned, and until retention has passed
 -- since it was completed or cancelled.
@@ -78,7 +107,11 @@ end
 -- "state|assignedMs|doneMs|batchId|compId|moves|key".
 local function orderView(o)
   local bid, at = o.bid, o.at
-  if not bid then bid, at = refGet(o.ref) end
+  if o.tag then
+    bid, at = o.id .. ':' .. string.sub(o.tag, 1, -2), fmt(tonumber(o.ath, 16))
+  elseif not bid then
+    bid, at = refGet(o.ref)
+  end
   return table.concat({o.st, at or '', o.done, bid or '', o.comp, fmt(o.mv), o.key}, '|')
 end
 
