@@ -145,19 +145,19 @@ func (s *server) observe(r *http.Request, st *reqState, status int, took time.Du
 	if !s.log.Enabled(r.Context(), level) {
 		return
 	}
-	attrs := make([]slog.Attr, 5, 7)
-	attrs[0] = slog.String("method", r.Method)
-	attrs[1] = slog.String("route", route)
-	attrs[2] = slog.Int("status", status)
-	attrs[3] = slog.Duration("duration", took)
-	attrs[4] = slog.String("request_id", st.id)
+	// The record is made here rather than by Logger.LogAttrs, which would
+	// look up its caller's program counter (runtime.Callers) for a source
+	// that no handler of this log shows: a quarter of the line's CPU.
+	rec := slog.NewRecord(time.Now(), level, "request", 0)
+	rec.AddAttrs(slog.String("method", r.Method), slog.String("route", route), slog.Int("status", status),
+		slog.Duration("duration", took), slog.String("request_id", st.id))
 	if name := st.info.tokenName(); name != "" {
-		attrs = append(attrs, slog.String("token", name))
+		rec.AddAttrs(slog.String("token", name))
 	}
 	if st.info.denied != "" {
-		attrs = append(attrs, slog.String("denied", st.info.denied))
+		rec.AddAttrs(slog.String("denied", st.info.denied))
 	}
-	s.log.LogAttrs(r.Context(), level, "request", attrs...)
+	_ = s.log.Handler().Handle(r.Context(), rec)
 }
 
 // recoverPanics answers a panic as a 500 problem and logs it with its stack.
