@@ -51,8 +51,9 @@ type queue struct {
 type pending struct {
 	ctx   context.Context
 	req   DispatchRequest
-	sent  bool       // guarded by coalescer.mu
-	group []*pending // guarded by coalescer.mu
+	sent  bool        // guarded by coalescer.mu
+	group []*pending  // guarded by coalescer.mu
+	alone [1]*pending // the group of a request that goes alone
 	done  chan struct{}
 	res   DispatchResult
 }
@@ -76,7 +77,8 @@ func (c *coalescer) dispatch(ctx context.Context, req DispatchRequest) (Dispatch
 		q.calls++
 		p.sent = true
 		c.mu.Unlock()
-		return c.lead(q, p, []*pending{p})
+		p.alone[0] = p
+		return c.lead(q, p, p.alone[:])
 	}
 	p.done = make(chan struct{})
 	q.waiting = append(q.waiting, p)

@@ -19,6 +19,9 @@ type scriptError struct{ code, detail string }
 // replyText returns the message of the Redis error reply in err, if err
 // holds one (and not a failure of the connection or the client).
 func replyText(err error) (string, bool) {
+	if err == nil {
+		return "", false // without re, which escapes to errors.As
+	}
 	var re goredis.Error
 	if !errors.As(err, &re) {
 		return "", false
