@@ -44,11 +44,11 @@ func appendBatch(dst []byte, b dispatch.Batch) []byte {
 
 // appendJSONString appends s as a JSON string, as encoding/json writes it.
 // The ids of the API need no escaping (printable ASCII but for the
-// characters JSON or HTML escape); anything else, a byte of UTF-8 above
-// ASCII included, takes encoding/json.
+// characters JSON or HTML escape, jsonPlain); anything else, a byte of
+// UTF-8 above ASCII included, takes encoding/json.
 func appendJSONString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !jsonPlain[s[i]] {
 			q, _ := json.Marshal(s) // a string always marshals
 			return append(dst, q...)
 		}
@@ -57,6 +57,15 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, s...)
 	return append(dst, '"')
 }
+
+// jsonPlain holds the bytes encoding/json writes as they are in a string:
+// printable ASCII but '"', '\\' and the HTML characters '<', '>' and '&'.
+var jsonPlain = func() (t [256]bool) {
+	for c := ' '; c <= '~'; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // jsonType is the Content-Type header of a JSON answer. Header.Add would
 // append to a copy (its capacity is its length), never to it.

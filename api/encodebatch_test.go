@@ -54,6 +54,9 @@ func TestAppendBatchMatchesMarshal(t *testing.T) {
 	at := time.Date(2026, 12, 1, 21, 4, 5, 678_900_000, time.FixedZone("x", 3600))
 	odd := []string{"", "o-1", `quote"`, `back\slash`, "<tag>&amp;", "tab\tnew\nline\r", "\x00\x1f\x7f",
 		"é ü 日本", "\u2028\u2029", "bad \xff utf-8", "~!#$%'()*+,-./:;=?@[]^_`{|}"}
+	for c := range 256 { // every byte, amid plain ones
+		odd = append(odd, "a"+string([]byte{byte(c)})+"b")
+	}
 	cases := []dispatch.Batch{
 		{},
 		{ID: "b-1", Pool: "p", Strategy: dispatch.Strategy("waterfill"), CreatedAt: at},

@@ -24,23 +24,40 @@ const (
 )
 
 // ValidID reports whether id matches IDPattern. It checks the bytes
-// itself: every order of every batch passes here, and the regexp costs
-// several times more (TestValidIDMatchesPattern keeps the two equal).
+// itself, one table look-up a byte: every order of every batch passes
+// here, and the regexp costs several times more (TestValidIDMatchesPattern
+// keeps the two equal).
 func ValidID(id string) bool {
-	if len(id) == 0 || len(id) > 128 {
+	if len(id) == 0 || len(id) > 128 || idBytes[id[0]] != idFirst {
 		return false
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case i > 0 && (c == '.' || c == '_' || c == ':' || c == '-'):
-		default:
+	for i := 1; i < len(id); i++ {
+		if idBytes[id[i]] == 0 {
 			return false
 		}
 	}
 	return true
 }
+
+// The classes of idBytes: a byte that may begin an id, and one that may
+// only follow.
+const (
+	idFirst = 1 + iota
+	idLater
+)
+
+// idBytes classes every byte for ValidID; 0 is a byte no id holds.
+var idBytes = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+			t[c] = idFirst
+		case c == '.' || c == '_' || c == ':' || c == '-':
+			t[c] = idLater
+		}
+	}
+	return t
+}()
 
 func checkID(kind, id string) error {
 	if !ValidID(id) {
