@@ -28,14 +28,15 @@ return out
 // each with the registry's cost class, a state shape exactly for the
 // stateful ones, and a plan of the whole batch exactly for Levels (a pick
 // for the others). The files before pickers.lua in the library give it
-// one name when it loads, waterfill.lua's wfAssign, stubbed here.
+// three names when it loads, waterfill.lua's wfAssign, wfOnePick and
+// wfOneTake, stubbed here.
 func TestLuaStrategiesMatchRegistry(t *testing.T) {
 	src, err := os.ReadFile("lua/pickers.lua")
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := newClient(t, redistest.Start(t))
-	script := "local wfAssign = function() end\n" + string(src) + luaStrategiesTail
+	script := "local wfAssign = function() end\nlocal wfOnePick, wfOneTake = wfAssign, wfAssign\n" + string(src) + luaStrategiesTail
 	v, err := c.Eval(context.Background(), script, nil).StringSlice()
 	if err != nil {
 		t.Fatalf("running pickers.lua: %v", err)

@@ -29,38 +29,38 @@
 -- every check has passed.
 --
 -- A call reads meta once (callMeta) and writes it once at its end
--- (metaFlush): the batch refs' counter bn, the counter n.d, the free-room
--- aggregates u and r, and the times sw and hd that let a call skip the
--- sweep and the settling while nothing is due. dispatch_many.lua shares
--- them among its batches.
+-- (metaFlush): the counter n.d (raised, not read), and when they changed
+-- the batch refs' counter bn, the free-room aggregates u and r, and the
+-- times sw and hd that let a call skip the sweep and the settling while
+-- nothing is due. dispatch_many.lua shares them among its batches.
 
 local D = DISPATCH
 
 -- callMeta reads what a dispatch call needs of meta, or returns nil and an
 -- error reply (NOPOOL, LAYOUT).
 local function callMeta()
-  local m = redis.call('HMGET', K.meta, 's', 'u', 'r', 'lv', 'ht', 'ls', 'bn', 'n.d', 'sw', 'hd')
+  local m = redis.call('HMGET', K.meta, 's', 'u', 'r', 'lv', 'bn', 'sw', 'hd')
   if not m[1] then return nil, fail('NOPOOL') end
   if m[4] ~= LAYOUT then return nil, fail('LAYOUT') end
-  local u, r = tonumber(m[2]) or 0, tonumber(m[3]) or 0
-  return {s = m[1], u = u, r = r, u0 = u, r0 = r, us = m[2], rs = m[3], ht = m[5], ls = m[6], bn = m[7], nd = m[8],
-    sw = m[9], sw0 = m[9], hd = m[10], hd0 = m[10], n = 0}
+  local u, r = num(m[2]) or 0, num(m[3]) or 0
+  return {s = m[1], u = u, r = r, u0 = u, r0 = r, bn = m[5], bn0 = m[5],
+    sw = m[6], sw0 = m[6], hd = m[7], hd0 = m[7], n = 0}
 end
 
--- metaFlush writes what the call changed in meta, in one command (and
--- one more when sw or hd changed).
+-- metaFlush writes what the call changed in meta: n.d by HINCRBY, and one
+-- HSET more when bn, u or r changed, one when sw or hd did.
 local function metaFlush(cx)
   if cx.n > 0 then
-    -- (u and r as read unless changed: formatting a number costs)
-    local u, r = cx.us, cx.rs
-    if cx.u ~= cx.u0 then u = fmt(cx.u) end
-    if cx.r ~= cx.r0 then r = fmt(cx.r) end
-    local nd = fmt((tonumber(cx.nd) or 0) + cx.n)
-    -- (bn changes only with a batch of several orders: records.lua's refs)
-    if type(cx.bn) == 'number' then
-      redis.call('HSET', K.meta, 'bn', fmt(cx.bn), 'n.d', nd, 'u', u or '0', 'r', r or '0')
-    else
-      redis.call('HSET', K.meta, 'n.d', nd, 'u', u or '0', 'r', r or '0')
+    redis.call('HINCRBY', K.meta, 'n.d', cx.n == 1 and '1' or fmt(cx.n))
+    -- (bn changes only with a batch of several orders, records.lua's refs;
+    -- u and r only with Scales that have a maxOrders, or a settling)
+    local bn, room = cx.bn ~= cx.bn0, cx.u ~= cx.u0 or cx.r ~= cx.r0
+    if bn and room then
+      redis.call('HSET', K.meta, 'bn', fmt(cx.bn), 'u', fmt(cx.u), 'r', fmt(cx.r))
+    elseif bn then
+      redis.call('HSET', K.meta, 'bn', fmt(cx.bn))
+    elseif room then
+      redis.call('HSET', K.meta, 'u', fmt(cx.u), 'r', fmt(cx.r))
     end
   end
   -- (sw and hd change seldom)
@@ -77,12 +77,12 @@ end
 -- whether or not a tick has noticed.
 local function settleFor(cx, now)
   local done
-  done, cx.hd = settleCached(now, cx, cx.hd)
+  done, cx.hd = settleCached(now, cx.hd)
   if done > 0 then
     -- settled changes are in meta (flushAgg); the call's own are not yet
     local m = redis.call('HMGET', K.meta, 'u', 'r')
     local u, r = tonumber(m[1]) or 0, tonumber(m[2]) or 0
-    cx.u, cx.r, cx.u0, cx.r0, cx.us, cx.rs = u + cx.u - cx.u0, r + cx.r - cx.r0, u, r, m[1], m[2]
+    cx.u, cx.r, cx.u0, cx.r0 = u + cx.u - cx.u0, r + cx.r - cx.r0, u, r
   end
 end
 
@@ -90,10 +90,11 @@ end
 -- (callMeta) and records it; it returns its reply, or an error reply
 -- having written nothing of the batch.
 local function dispatchBatch(A, o, cx)
-  local bid, at, ret = A[o + D.batchId], A[o + D.now], tonumber(A[o + D.retention])
+  local bid, at, ret = A[o + D.batchId], A[o + D.now], num(A[o + D.retention])
   local now = tonumber(at)
+  cx.now, cx.ret = now, ret
   local ikey, fp, dry = A[o + D.idemKey], A[o + D.fingerprint], A[o + D.dry] == '1'
-  local n = tonumber(A[o + D.n])
+  local n = num(A[o + D.n])
   -- order i's id is A[ob + 2 * i], its key the argument after
   local ob = o + D.orders - 2
   local staleBid
@@ -106,14 +107,32 @@ local function dispatchBatch(A, o, cx)
   -- One read for the batch id, the Idempotency-Key and the orders (they
   -- share K.orders, records.lua): fields {batch, key, order 1, …}, the key's
   -- '' when there is none.
+  -- A single order among Scales without maxOrders, with a strategy that
+  -- picks it apart (pickers.lua's pickOne), is picked first, so that the
+  -- same read takes its Scale's own tail (held[4]); an error of the pick
+  -- waits for its turn below.
   local stale, idList, keys, held, dup
   local bf, kf = BFIELD .. bid, ikey ~= '' and IFIELD .. ikey or ''
+  local st = STRATEGIES[cx.s]
+  local one, oneV
+  if n == 1 and not dry and cx.r == 0 and cx.u > 0 and st and st.pickOne then
+    one, oneV = st.pickOne()
+  end
   if tag then
     idList, keys = {A[ob + 2]}, {A[ob + 3]}
-    held = {false, false, redis.call('HGET', K.orders, idList[1])}
+    if one then
+      local r = redis.call('HMGET', K.orders, idList[1], tailField(one))
+      held = {false, false, r[1], r[2]}
+    else
+      held = {false, false, redis.call('HGET', K.orders, idList[1])}
+    end
   elseif n == 1 then
     idList, keys = {A[ob + 2]}, {A[ob + 3]}
-    held = redis.call('HMGET', K.orders, bf, kf, idList[1])
+    if one then
+      held = redis.call('HMGET', K.orders, bf, kf, idList[1], tailField(one))
+    else
+      held = redis.call('HMGET', K.orders, bf, kf, idList[1])
+    end
   else
     local seen, fields = {}, {bf, kf}
     idList, keys = {}, {}
@@ -165,13 +184,19 @@ local function dispatchBatch(A, o, cx)
   local strategy = cx.s
 
   local rnd, hashKey, maxCost
-  local st = STRATEGIES[strategy]
   if not (st and st.plan) then -- (a plan of the whole batch takes neither)
     rnd, hashKey = orderPicks(A[o + D.rand], idList, keys)
-    maxCost = tonumber(A[o + D.maxCost])
+    maxCost = num(A[o + D.maxCost])
   end
-  local plan, failed = planAssign(strategy, n, dry, room, now, maxCost, rnd, hashKey)
-  if not plan then return failed end
+  local plan, failed
+  if one then
+    plan = st.takeOne(one, oneV, dry)
+  elseif oneV then
+    return oneV -- (the pick's error)
+  else
+    plan, failed = planAssign(strategy, n, dry, room, now, maxCost, rnd, hashKey)
+    if not plan then return failed end
+  end
   local comps, cur, first = plan.comps, plan.cur, plan.first
 
   local pairs_
@@ -187,8 +212,8 @@ local function dispatchBatch(A, o, cx)
   end
 
   local window = ret
-  if ikey ~= '' then window = tonumber(A[o + D.idemTTL]) end
-  local exp = now + math.max(window, tonumber(A[o + D.floor]) or 0)
+  if ikey ~= '' then window = num(A[o + D.idemTTL]) end
+  local exp = now + math.max(window, num(A[o + D.floor]) or 0)
   local expS = fmt(exp)
   local rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. pairs_
   if stale then
@@ -203,7 +228,7 @@ local function dispatchBatch(A, o, cx)
   local q, entry = K.bexp, expS .. '|' .. bid
   if n == 1 then
     local id = idList[1]
-    local chunk, tf, tv, sf, sv = ownAppendOne(comps[1], id)
+    local chunk, tf, tv, sf, sv = ownAppendOne(comps[1], id, one and held[4])
     local orec
     if tag then
       orec = 'a||' .. comps[1] .. '|' .. chunk .. '|:' .. tag .. STRATCODE[strategy] .. '|' .. hex(now) .. '||' .. keys[1]
@@ -269,7 +294,7 @@ local function dispatchOne(A)
   local cx, failed = callMeta()
   if not cx then return failed end
   local r = dispatchBatch(A, 0, cx)
-  if r[1] == 'new' then cx.sw = sweepDue(tonumber(A[D.now]), tonumber(A[D.retention]), 1, cx.sw) end
+  if r[1] == 'new' then cx.sw = sweepDue(cx.now, cx.ret, 1, cx.sw) end
   -- (a dry run changes nothing: a settling drops hd, healthIndex)
   if A[D.dry] ~= '1' then metaFlush(cx) end
   return r

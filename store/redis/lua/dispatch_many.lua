@@ -20,7 +20,7 @@ local function dispatchMany(A)
     if r.err then
       r = {'error', r.err}
     elseif r[1] == 'new' then
-      now, ret, applied = tonumber(A[o + 1 + D.now]), tonumber(A[o + 1 + D.retention]), applied + 1
+      now, ret, applied = cx.now, cx.ret, applied + 1
     end
     out[j] = r
     o = o + 1 + tonumber(A[o + 1])

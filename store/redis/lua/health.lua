@@ -159,21 +159,29 @@ local function nextDue(o)
   return fmt(t)
 end
 
--- settleCached is settleDue for every due Scale at now, given meta's ht
--- and ls (m.ht, m.ls) and hd as the caller read them (false: absent): before that time no
--- lease runs out and no ejection ends, so a call reads nothing more
--- unless a Scale is recorded lapsed. Every change that may bring that
--- time closer drops hd (lib.lua's healthIndex, pool_put.lua). It returns
--- how many Scales it settled and hd as it is after.
-local function settleCached(now, m, hd)
-  local t = hd and tonumber(string.match(hd, '^(%d+)'))
-  local early = t and now < t
-  if early and not string.find(hd, 'r', 1, true) then return 0, hd end
-  local o = {ht = tonumber(m.ht) or 0, ls = tonumber(m.ls) or 0}
-  local done = settleDue(now, o, nil)
-  if early and done == 0 then return 0, hd end
-  return done, nextDue(o)
-end
+-- settleCached is settleDue for every due Scale at now, given meta's hd
+-- as the caller read it (false: absent): before that time no lease runs
+-- out and no ejection ends, so a call reads nothing more unless a Scale
+-- is recorded lapsed. Every change that may bring that time closer drops
+-- hd (lib.lua's healthIndex, pool_put.lua). It returns how many Scales it
+-- settled and hd as it is after. The last hd read is remembered (hdS, its
+-- time hdT, hdR whether it says 'r'), as most calls read the same.
+local settleCached = (function()
+  local hdS, hdT, hdR = false, nil, false
+  return function(now, hd)
+    if hd ~= hdS then
+      hdS, hdT = hd, hd and tonumber(string.match(hd, '^(%d+)'))
+      hdR = hd and string.find(hd, 'r', 1, true) ~= nil
+    end
+    local early = hdT and now < hdT
+    if early and not hdR then return 0, hd end
+    local m = redis.call('HMGET', K.meta, 'ht', 'ls')
+    local o = {ht = tonumber(m[1]) or 0, ls = tonumber(m[2]) or 0}
+    local done = settleDue(now, o, nil)
+    if early and done == 0 then return 0, hd end
+    return done, nextDue(o)
+  end
+end)()
 
 -- anyDue reports whether a Scale is due at now.
 local function anyDue(now, o)

@@ -23,7 +23,31 @@
 
 local WRITE = 1000    -- values per variadic command (unpack holds ~8000)
 
-local function fmt(x) return string.format('%.0f', x) end
+-- fmt writes an integer: '%d' formats it as a C long (64 bits), exact
+-- below 2^53 as '%.0f' is, for a small part of the cost of printf's
+-- floating point (a fraction would be cut, not rounded: every value fmt
+-- gets is whole).
+local function fmt(x) return string.format('%d', x) end
+
+-- num is tonumber for strings that come back call after call (meta's
+-- fields and times that seldom change, settings among the arguments): it
+-- remembers the numbers of the last NUMS strings it read, as converting
+-- one costs more than a table lookup (strtod, twice in tonumber).
+-- (The library's chunk holds at most 200 locals, Lua's limit: helpers
+-- with state of their own keep it in a closure.)
+local num = (function()
+  local of, n = {}, 0
+  return function(s)
+    local v = of[s]
+    if v == nil and s then
+      v = tonumber(s)
+      if v == nil then return nil end
+      if n >= 64 then of, n = {}, 0 end
+      of[s], n = v, n + 1
+    end
+    return v
+  end
+end)()
 
 -- hex writes a non-negative integer below 2^53 in hexadecimal (read it
 -- with tonumber(s, 16)): refs and chunk numbers.
@@ -60,6 +84,20 @@ local function less(a, b)
   end
   return #a < #b
 end
+
+-- newList returns a list of n falses (false, not nil, so that # counts
+-- them), for a caller to fill in any order: made with one allocation by
+-- unpack into a constructor, where filling an empty table grows it about
+-- log2(n) times, rehashing it whole each time, and keys that come out of
+-- order land in its hash part first. Beyond WRITE, an empty table.
+local newList = (function()
+  local blank = {}
+  for i = 1, WRITE do blank[i] = false end
+  return function(n)
+    if n > WRITE then return {} end
+    return {unpack(blank, 1, n)}
+  end
+end)()
 
 -- callMany sends cmd key with the arguments of list, in slices unpack can
 -- hold (step: arguments per item, so that no item is cut).

@@ -255,7 +255,7 @@ end
 -- Scale are chained by index (no table per Scale), and the new ids join
 -- the tail as it was read, header and all.
 local function ownAppend(comps, first, n, ids)
-  local head, last, nxt, chunkOf, ownKV, pend = {}, {}, {}, {}, {}, {}
+  local head, last, nxt, chunkOf, ownKV, pend = {}, {}, newList(n), newList(n), {}, {}
   for i = 1, n do
     local id = comps[i]
     if head[id] then nxt[last[id]] = i else head[id] = i end
@@ -306,10 +306,13 @@ end
 -- ownAppendOne is ownAppend of one order, id, assigned to comp: it
 -- returns the order's chunk and the field/value pairs to write (the tail,
 -- and a sealed chunk before it when the tail was full), which the caller
--- adds to its records' HSET.
-local function ownAppendOne(comp, id)
+-- adds to its records' HSET. tail is the tail's value if the caller has
+-- read it (false: none yet), nil if not.
+local function ownAppendOne(comp, id, tail)
   local tf = tailField(comp)
-  local v = redis.call('HGET', K.orders, tf) or '0|0||'
+  local v = tail
+  if v == nil then v = redis.call('HGET', K.orders, tf) end
+  v = v or '0|0||'
   local a = string.find(v, '|', 1, true)
   local b = string.find(v, '|', a + 1, true)
   local hl = string.find(v, '|', b + 1, true)

@@ -10,7 +10,11 @@
 --          (every eligible Scale for every order, under the cost cap), as
 --          balancing.Cost;
 --   plan   plan(n, dry, room) plans the whole batch (waterfill.lua's
---          wfAssign); or
+--          wfAssign), and may come with pickOne and takeOne, its plan of
+--          one order among Scales without maxOrders in two halves: pickOne()
+--          reads the Scale and its count, or nil and an error reply,
+--          changing nothing, so that a dispatch reads that Scale's records
+--          with its own; takeOne(id, count, dry) returns the plan; or
 --   pick   one order at a time (assign.lua's stAssign). A cheap pick(r, st,
 --          r1, r2, key) returns the compId of the order with the two random
 --          numbers r1, r2 and the key it hashes by, over the ranks r
@@ -119,7 +123,7 @@ local STATE = {
 -- STRATEGIES is every strategy of balancing's registry, by name.
 local STRATEGIES = {}
 
-STRATEGIES['waterfill'] = {cost = 'cheap', plan = wfAssign}
+STRATEGIES['waterfill'] = {cost = 'cheap', plan = wfAssign, pickOne = wfOnePick, takeOne = wfOneTake}
 
 STRATEGIES['weighted-waterfill'] = {cost = 'costly', pick = function(cs)
   local best = 1

@@ -212,7 +212,7 @@ end
 -- there is something to remove, given sw as the caller read it (false:
 -- absent), and returns sw as it is after.
 local function sweepDue(now, ret, k, sw)
-  local t = tonumber(sw)
+  local t = num(sw)
   if t and now <= t then return sw end
   local more, at
   for _ = 1, k do

@@ -76,11 +76,13 @@ end
 -- are applied to the ZSET, which the full Scale leaves, and the next pass
 -- takes the rest. A dry run applies them to a scratch copy (tmp) instead,
 -- deleted before it returns; a real one leaves elig as the batch ends.
--- wfOne is wfAssign of one order among Scales without maxOrders: the
--- lowest Scale (rank 0), unless every Scale has its count, in which case
--- the level starts at rank LAST mod N. Two ranges say which, and ZCARD
--- and a third range only then.
-local function wfOne(dry)
+-- wfAssign of one order among Scales without maxOrders comes in two
+-- halves: wfOnePick reads where it goes, changing nothing, and wfOneTake
+-- gives it the order. The pick is the lowest Scale (rank 0), unless every
+-- Scale has its count, in which case the level starts at rank LAST mod N.
+-- Two ranges say which, and ZCARD and a third range only then. wfOnePick
+-- returns the Scale and its count, or nil and the error CAP.
+local function wfOnePick()
   local head = redis.call('ZRANGE', K.elig, '0', '0', 'WITHSCORES')
   local id, v = head[1], tonumber(head[2])
   if not id then error('dispatch: no room although the pool counted some') end
@@ -90,9 +92,17 @@ local function wfOne(dry)
     local start = LAST % redis.call('ZCARD', K.elig)
     if start > 0 then id = redis.call('ZRANGE', K.elig, start, start)[1] end
   end
+  return id, v
+end
+
+-- wfOneTake gives the order to Scale id of count v (wfOnePick) and returns
+-- the plan of wfAssign.
+local function wfOneTake(id, v, dry)
   if not dry then redis.call('ZINCRBY', K.elig, '1', id) end
-  return {comps = {id}, cur = {[id] = {st = 'a', max = 0, base = 0, out = v + 1, out0 = v, k = 0}},
-    first = {id}}
+  -- (one list serves as comps and first: no caller changes them)
+  local one = {id}
+  return {comps = one, cur = {[id] = {st = 'a', max = 0, base = 0, out = v + 1, out0 = v, k = 0}},
+    first = one, eligDone = true}
 end
 
 local function wfAssign(n, dry, room)
@@ -103,7 +113,11 @@ local function wfAssign(n, dry, room)
   -- maxOrders: the picks need no record, and the first pass checks the
   -- lowest Scale against MAXCOUNT; with, capCheck does.
   local limited = room > 0
-  if n == 1 and not limited then return wfOne(dry) end
+  if n == 1 and not limited then
+    local id, v = wfOnePick()
+    if not id then return nil, v end
+    return wfOneTake(id, v, dry)
+  end
   if limited then
     local capped = capCheck(n, true)
     if capped then return nil, capped end
