@@ -34,8 +34,11 @@ end
 -- calls seen(at) with the compIds they will come from (rank -> compId).
 -- It returns the orders picked; with lowestCap, 0 and the lowest Scale and
 -- its count, having picked nothing, when want orders could take that Scale
--- past MAXCOUNT (the level rises at most want above it).
-local function wfPass(z, want, pick, seen, lowestCap)
+-- past MAXCOUNT (the level rises at most want above it). With level, a
+-- pass that no pick stops, it calls level(at, v, start, top, take) once
+-- for the take picks of a level instead of pick for each: the ranks start,
+-- start-1, ..., 0, top, top-1, ... in turn.
+local function wfPass(z, want, pick, seen, lowestCap, level)
   local n = redis.call('ZCARD', z)
   local done, nxt = 0, 0
   while done < want and nxt < n do
@@ -58,11 +61,16 @@ local function wfPass(z, want, pick, seen, lowestCap)
     local at
     if take == 1 and start == 0 and nxt == 0 then at = {[0] = head[1]} else at = wfFetch(z, top, start, take) end
     seen(at)
-    local rank = start
-    for _ = 1, take do
-      done = done + 1
-      if not pick(at[rank], v) then return done end
-      if rank == 0 then rank = top else rank = rank - 1 end
+    if level then
+      level(at, v, start, top, take)
+      done = done + take
+    else
+      local rank = start
+      for _ = 1, take do
+        done = done + 1
+        if not pick(at[rank], v) then return done end
+        if rank == 0 then rank = top else rank = rank - 1 end
+      end
     end
     nxt = top + 1
   end
@@ -122,7 +130,8 @@ local function wfAssign(n, dry, room)
     local capped = capCheck(n, true)
     if capped then return nil, capped end
   end
-  while #comps < n do
+  local nc = 0 -- #comps
+  while nc < n do
     local ids, read = {}, {} -- the Scales this pass picks, their records
     -- read the records of a level's Scales in one HMGET
     local function seen(at)
@@ -136,7 +145,7 @@ local function wfAssign(n, dry, room)
     end
     -- c is what saveAssigned needs of a Scale: its maxOrders and its count
     -- (out; base 0), and k, its picks in this pass.
-    local got, capId, capCount = wfPass(z, n - #comps, function(id, v)
+    local function scale(id, v)
       local c = cur[id]
       if not c then
         local max = 0
@@ -145,12 +154,40 @@ local function wfAssign(n, dry, room)
         cur[id] = c
         first[#first + 1] = id
       end
-      local k = c.k + 1
-      if k == 1 then ids[#ids + 1] = id end
-      c.k = k
-      comps[#comps + 1] = id
-      return c.max == 0 or c.out + k < c.max
-    end, seen, #comps == 0 and not limited)
+      if c.k == 0 then ids[#ids + 1] = id end
+      return c
+    end
+    local pick, level
+    if limited then
+      pick = function(id, v)
+        local c = scale(id, v)
+        local k = c.k + 1
+        c.k = k
+        nc = nc + 1
+        comps[nc] = id
+        return c.max == 0 or c.out + k < c.max
+      end
+    else
+      -- No Scale has a maxOrders, so no pick stops the pass: a level's
+      -- picks go to comps in turn, and each Scale's are counted at once.
+      -- The Scale of rank start - j (mod top + 1) takes every (top + 1)th
+      -- pick from the jth.
+      level = function(at, v, start, top, take)
+        local rank = start
+        for _ = 1, take do
+          nc = nc + 1
+          comps[nc] = at[rank]
+          if rank == 0 then rank = top else rank = rank - 1 end
+        end
+        rank = start
+        for j = 0, math.min(take, top + 1) - 1 do
+          local c = scale(at[rank], v)
+          c.k = c.k + math.floor((take - 1 - j) / (top + 1)) + 1
+          if rank == 0 then rank = top else rank = rank - 1 end
+        end
+      end
+    end
+    local got, capId, capCount = wfPass(z, n - nc, pick, seen, nc == 0 and not limited, level)
     -- (the first pass only: nothing is written before it ends)
     if capId then return nil, capFail(capId, capCount, n) end
     if got == 0 then error('dispatch: no room although the pool counted some') end
@@ -170,7 +207,7 @@ local function wfAssign(n, dry, room)
         rem[#rem + 1] = id
       end
     end
-    if #comps < n or not dry then
+    if nc < n or not dry then
       if dry and z == K.elig then
         redis.call('ZUNIONSTORE', K.tmp, 1, K.elig)
         z = K.tmp
