@@ -73,15 +73,17 @@ func canonicalUUID(id string) (uuid.UUID, bool) {
 // lives no longer than its first order's record, which stays at least the
 // retention after the batch was made (an order leaves the retention after
 // it finished, and it finished after it was made). Such a batch can then
-// live in that record: the Store names it "<first order id>:<tag>", the
-// tag tagLen random hexadecimal digits, and the order's record holds the
-// tag, the time and the strategy (records.lua). The tag tells this batch
-// from an earlier one of the same order id, and from another request for
-// that order id sent at the same moment, which must fail as EXISTS, not be
+// be found through that record: the Store names it "<first order
+// id>:<tag>", the tag tagLen random hexadecimal digits, and the order's
+// record holds the tag, the time and the strategy, or for a batch of
+// several orders the batch ref that its orders share does, with the
+// assignments beside it (records.lua). The tag tells this batch from an
+// earlier one of the same order id, and from another request for that
+// order id sent at the same moment, which must fail as EXISTS, not be
 // taken for a re-send of this one. The Service asks BatchID before it
 // calls Dispatch, as the id must be known when no answer comes
-// (dispatch.IndeterminateError). Any other id is kept as today: its own
-// record, under fieldBatch.
+// (dispatch.IndeterminateError). Any other id is kept as before: its own
+// record, under fieldBatch, and a retention queue entry.
 
 // tagLen is the length of a named batch's tag.
 const tagLen = 12
@@ -89,10 +91,10 @@ const tagLen = 12
 // BatchID names the batch of req after its first order
 // (dispatch.BatchNamer), or returns "" for one that cannot live in its
 // order's record: with an Idempotency-Key, with a retention shorter than a
-// batch record's floor (batchFloor; at most maxFloor), of several orders,
-// or whose first order id is too long for the name to be an id.
+// batch record's floor (batchFloor; at most maxFloor), or whose first
+// order id is too long for the name to be an id.
 func (s *Store) BatchID(req *dispatch.DispatchRequest) string {
-	if req.IdempotencyKey != "" || s.retention < maxFloor || len(req.Orders) != 1 {
+	if req.IdempotencyKey != "" || s.retention < maxFloor || len(req.Orders) == 0 {
 		return ""
 	}
 	first := req.Orders[0].ID
@@ -112,7 +114,7 @@ func (s *Store) BatchID(req *dispatch.DispatchRequest) string {
 // and whether it is.
 func (s *Store) namedTag(req *dispatch.DispatchRequest) (string, bool) {
 	id := req.BatchID
-	if req.IdempotencyKey != "" || s.retention < maxFloor || len(req.Orders) != 1 {
+	if req.IdempotencyKey != "" || s.retention < maxFloor || len(req.Orders) == 0 {
 		return "", false
 	}
 	first := req.Orders[0].ID

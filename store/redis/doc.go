@@ -78,24 +78,30 @@
 //	       gave it, empty while the order is there), else
 //	       <state>[+moves]|doneAt|compId|chunk|batchId|createdAt|key
 //	batch  createdAt|expiresAt|strategy|orderId,compId,orderId,compId,…
-//	ref    batchId|createdAt|orders (what a batch's orders share)
+//	ref    batchId|createdAt|orders (what a batch's orders share), or
+//	       for a batch named after its first order (layout 7)
+//	       :<tag><strategy>|createdAt|orders|first orderId (createdAt
+//	       hexadecimal), its assignments beside it ("|p" and the ref:
+//	       orderId,compId,…) until its first order leaves
 //	key    batchId and the fingerprint's 8-byte hash (an Idempotency-Key)
 //
 // A pool's records share one hash, orders (layout 6): an order under its
 // id, a batch under "|b" and its id, a ref under "|r" and the ref, a key
-// under "|i" and its 12-byte hash, the own index's tails and chunks under
+// under "|i" and its 12-byte hash, a named batch's assignments under
+// "|p" and its ref, the own index's tails and chunks under
 // "|o" (keys.go). No id holds '|', so the kinds cannot meet, and a single
 // order's dispatch reads its batch, key and order with one HMGET and
 // writes them with its Scale's own tail in one HSET.
 //
-// A batch of one order without an Idempotency-Key (layout 7) has no record
-// of its own: the store names it after its order (Store.BatchID, which the
+// A batch without an Idempotency-Key (layout 7) has no record of its own:
+// the store names it after its first order (Store.BatchID, which the
 // Service asks for the id), and the order's record, which stays at least
 // the retention after the batch was made, holds what the batch's answer
-// needs beyond it (tag, time, strategy, first Scale). GetBatch of such an
-// id reads the order, checks the tag and rebuilds the record; a re-sent
-// dispatch finds its tag and answers the batch; another request for the
-// order id, with another tag, fails as EXISTS. A batch with a key, or with
+// needs beyond it (tag, time, strategy, first Scale), or for a batch of
+// several its ref does, with the assignments beside it. GetBatch of such
+// an id reads the order (and its ref), checks the tag and rebuilds the
+// record; a re-sent dispatch finds its tag and answers the batch; another
+// request for the order id, with another tag, fails as EXISTS. A batch with a key, or with
 // a retention shorter than a re-send's floor (resend.go), is named by a
 // UUID and keeps its record and queue entry.
 //
@@ -107,7 +113,7 @@
 // A batch of one named after its order costs about 120: its order's hash
 // entry (at least 24 bytes of entry, its field and its record in
 // jemalloc's size classes, and a slot of the table) and its id in the own
-// index. A batch id that is a UUID is kept in 23 characters rather than
+// index; an order in batches of 10, about 140-145. A batch id that is a UUID is kept in 23 characters rather than
 // 36 (batchid.go).
 //
 // # Retention

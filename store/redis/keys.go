@@ -28,7 +28,12 @@ const (
 	// ms|orders", what the orders of a batch of several share, kept while
 	// any of them is stored (meta's metaBatchRef numbers the refs; the
 	// order of a batch of one holds the batch id and createdAt itself, or
-	// the batch whole if it is named after the order, layout 7),
+	// the batch whole if it is named after the order, layout 7); a batch
+	// of several named after its first order (layout 7, batchid.go) has no
+	// batch record: its ref is ":<tag><strategy code>|createdAt ms in
+	// hexadecimal|orders|first orderId", and fieldPairs+ref →
+	// "orderId,compId,…" its assignments as first answered, kept until its
+	// first order leaves (which is after the batch's window),
 	// and fieldIdem+the first 12 bytes of the SHA-256 of an
 	// Idempotency-Key → batchId and the first 8 bytes of the SHA-256 of
 	// the request's fingerprint (idem.go), held while the batch it names
@@ -178,10 +183,11 @@ func poolPrefix(pool string) string { return "dispatch:{pool:" + pool + "}:" }
 func callKey(pool, tok string) string { return poolPrefix(pool) + keyCall + ":" + tok }
 
 // The prefixes of keyOrders' fields other than orders (lib.lua's BFIELD,
-// RFIELD, IFIELD, own.lua's OFIELD).
+// RFIELD, PFIELD, IFIELD, own.lua's OFIELD).
 const (
 	fieldBatch = "|b"
 	fieldRef   = "|r"
+	fieldPairs = "|p"
 	fieldIdem  = "|i"
 	fieldOwn   = "|o"
 )

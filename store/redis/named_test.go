@@ -69,9 +69,9 @@ func TestNamedBatchRecord(t *testing.T) {
 }
 
 // TestBatchNames checks when the store names a batch after its order
-// (dispatch.BatchNamer): a single order without an Idempotency-Key, with
-// a retention that outlasts a re-send, and an order id short enough for
-// the name to be an id; and that a Service given its own NewID keeps it.
+// (dispatch.BatchNamer): a batch without an Idempotency-Key, with a
+// retention that outlasts a re-send, whose first order id is short enough
+// for the name to be an id; and that a Service given its own NewID keeps it.
 func TestBatchNames(t *testing.T) {
 	st := redis.New(newClient(t, redistest.Start(t)), redis.Options{})
 	one := func(id string) *dispatch.DispatchRequest {
@@ -85,9 +85,11 @@ func TestBatchNames(t *testing.T) {
 	keyed.IdempotencyKey = "k"
 	two := one("o1")
 	two.Orders = append(two.Orders, dispatch.OrderInput{ID: "o2"})
+	if id := st.BatchID(two); !strings.HasPrefix(id, "o1:") || len(id) != 15 {
+		t.Errorf("a batch of o1 and o2 is named %q, want o1: and 12 hexadecimal digits", id)
+	}
 	for what, req := range map[string]*dispatch.DispatchRequest{
 		"an Idempotency-Key":       keyed,
-		"two orders":               two,
 		"an order id of 116 bytes": one(strings.Repeat("x", 116)),
 	} {
 		if id := st.BatchID(req); id != "" {
@@ -108,5 +110,69 @@ func TestBatchNames(t *testing.T) {
 	if b, _, err := svc.Dispatch(context.Background(), dispatch.DispatchInput{Pool: "p",
 		Orders: []dispatch.OrderInput{{ID: "o1"}}}); err != nil || b.ID != "mine" {
 		t.Errorf("Dispatch with Config.NewID: batch %q, %v; want mine", b.ID, err)
+	}
+}
+
+// TestNamedBatchOfSeveralRecord dispatches a batch of three orders named
+// after its first (layout 7): it has a ref, ":<tag><strategy code>|
+// <createdAt, hexadecimal>|3|m1", and its assignments beside it, and no
+// batch record nor queue entry; the assignments leave with its first
+// order, the ref with its last.
+func TestNamedBatchOfSeveralRecord(t *testing.T) {
+	c, st, _ := poolOfA(t)
+	ctx := context.Background()
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	req := dispatch.DispatchRequest{Pool: "p", BatchID: "m1:0123456789ab", Now: t0,
+		Orders: []dispatch.OrderInput{{ID: "m1"}, {ID: "m2"}, {ID: "m3"}}}
+	if _, _, err := st.Dispatch(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	fields := func() string {
+		f, err := c.HKeys(ctx, poolKey("p", "orders")).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(f)
+		return fmt.Sprint(f)
+	}
+	if got, want := fields(), "[m1 m2 m3 |oA |p1 |r1]"; got != want {
+		t.Errorf("fields of orders: %s, want %s", got, want)
+	}
+	if n, err := c.LLen(ctx, poolKey("p", "bexp")).Result(); err != nil || n != 0 {
+		t.Errorf("batch queue: %d entries, %v; want none", n, err)
+	}
+	ref, _ := c.HGet(ctx, poolKey("p", "orders"), "|r1").Result()
+	if want := fmt.Sprintf(":0123456789aba|%x|3|m1", t0.UnixMilli()); ref != want {
+		t.Errorf("ref: %q, want %q", ref, want)
+	}
+	if p, _ := c.HGet(ctx, poolKey("p", "orders"), "|p1").Result(); p != "m1,A,m2,A,m3,A" {
+		t.Errorf("assignments: %q, want m1,A,m2,A,m3,A", p)
+	}
+	// m1 and m2 finish; once m1 has left (retention 24 h), so have the
+	// assignments; m3 keeps the ref.
+	for _, id := range []string{"m1", "m2"} {
+		if _, err := st.Cancel(ctx, "p", id, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	later := t0.Add(24*time.Hour + time.Second)
+	if _, _, err := st.PutScale(ctx, "p", "A", dispatch.ScaleSpec{}, later); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fields(), "[m3 |oA |r1]"; got != want {
+		t.Errorf("fields of orders after m1 and m2 left: %s, want %s", got, want)
+	}
+	if o, err := st.GetOrder(ctx, "p", "m3", later); err != nil || o.BatchID != req.BatchID || !o.AssignedAt.Equal(t0) {
+		t.Errorf("GetOrder m3: %+v, %v; want batch %s at %v", o, err, req.BatchID, t0)
+	}
+	if _, err := st.Cancel(ctx, "p", "m3", later); err != nil {
+		t.Fatal(err)
+	}
+	end := later.Add(24*time.Hour + time.Second)
+	if _, _, err := st.PutScale(ctx, "p", "A", dispatch.ScaleSpec{}, end); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Exists(ctx, poolKey("p", "orders")).Result(); err != nil || n != 0 {
+		t.Errorf("orders still holds %s after every order left", fields())
 	}
 }

@@ -31,6 +31,7 @@ func preamble(fns []*function) string {
 	b.str("LAYOUT", layout)
 	b.str("BFIELD", fieldBatch)
 	b.str("RFIELD", fieldRef)
+	b.str("PFIELD", fieldPairs)
 	b.str("IFIELD", fieldIdem)
 	b.str("OFIELD", fieldOwn)
 	b.num("SWEEP", sweepBatch)

@@ -71,3 +71,69 @@ func testNamedBatches(t *testing.T, s dispatch.Store) {
 	_, err = s.GetBatch(ctx, "p1", id, later)
 	wantErr(t, "GetBatch of the order id's first batch", err, dispatch.ErrBatchNotFound)
 }
+
+// testNamedBatchOfSeveral runs with a retention of 1h on a batch of three
+// orders named after its first, as the Redis store names such a batch:
+// it reads back for its window and is found by a re-sent request; another
+// request that holds one of its orders fails as ErrOrderExists; after
+// its window, while some of its orders stay, they still name it and its
+// time; once its first order has left, that id takes another batch.
+func testNamedBatchOfSeveral(t *testing.T, s dispatch.Store) {
+	newPool(t, s, "p1", "A=0 B=0")
+	const id = "m1:00000000000a"
+	req := request("p1", id, t0, "m1", "m2", "m3")
+	want := `batch "m1:00000000000a" pool=p1 strategy=waterfill created=2025-03-01T12:00:00Z [m1:B m2:A m3:B]`
+	wantString(t, "batch", formatBatch(mustDispatch(t, s, req)), want)
+	b, replayed, err := s.Dispatch(ctx, req)
+	if err != nil || replayed {
+		t.Fatalf("re-sent batch: got replayed %v, %v, want the batch", replayed, err)
+	}
+	wantString(t, "re-sent batch", formatBatch(b), want)
+	wantString(t, "loads after a re-send", loads(t, s, "p1"), "A=1 B=2")
+	for _, other := range []dispatch.DispatchRequest{
+		request("p1", "m1:00000000000b", t0, "m1", "m4"),
+		request("p1", "m4:00000000000a", t0, "m4", "m2"),
+	} {
+		_, _, err := s.Dispatch(ctx, other)
+		wantErr(t, "another batch of an order of "+id, err, dispatch.ErrOrderExists)
+		_, err = s.GetBatch(ctx, "p1", other.BatchID, t0)
+		wantErr(t, "GetBatch "+other.BatchID, err, dispatch.ErrBatchNotFound)
+	}
+	wantString(t, "order m3", formatOrder(getOrder(t, s, "p1", "m3")),
+		`m3 comp=B batch=m1:00000000000a key="" state=assigned assigned=2025-03-01T12:00:00Z completed=- moves=0`)
+
+	if _, _, err := complete(s, "p1", at(time.Minute), "m1"); err != nil {
+		t.Fatalf("Complete m1: %v", err)
+	}
+	if _, _, err := complete(s, "p1", at(2*time.Minute), "m2"); err != nil {
+		t.Fatalf("Complete m2: %v", err)
+	}
+	touch(t, s, "p1", at(time.Hour))
+	b, err = s.GetBatch(ctx, "p1", id, at(time.Hour))
+	if err != nil {
+		t.Fatalf("GetBatch at the end of its window: %v", err)
+	}
+	wantString(t, "batch at the end of its window", formatBatch(b), want)
+	touch(t, s, "p1", at(time.Hour+time.Millisecond))
+	_, err = s.GetBatch(ctx, "p1", id, at(time.Hour+time.Millisecond))
+	wantErr(t, "GetBatch after its window", err, dispatch.ErrBatchNotFound)
+
+	later := at(time.Hour + time.Minute + time.Second)
+	touch(t, s, "p1", later)
+	wantGone(t, s, "p1", "m1")
+	wantString(t, "order m3 after its batch's first order left", formatOrder(getOrder(t, s, "p1", "m3")),
+		`m3 comp=B batch=m1:00000000000a key="" state=assigned assigned=2025-03-01T12:00:00Z completed=- moves=0`)
+	next := request("p1", "m1:00000000000b", later, "m1")
+	wantString(t, "the first order id's next batch", formatBatch(mustDispatch(t, s, next)),
+		`batch "m1:00000000000b" pool=p1 strategy=waterfill created=2025-03-01T13:01:01Z [m1:A]`)
+	_, err = s.GetBatch(ctx, "p1", id, later)
+	wantErr(t, "GetBatch of the first order id's first batch", err, dispatch.ErrBatchNotFound)
+
+	touch(t, s, "p1", at(time.Hour+2*time.Minute+time.Second))
+	wantGone(t, s, "p1", "m2")
+	if _, err := s.Cancel(ctx, "p1", "m3", at(time.Hour+3*time.Minute)); err != nil {
+		t.Fatalf("Cancel m3: %v", err)
+	}
+	touch(t, s, "p1", at(2*time.Hour+3*time.Minute+time.Second))
+	wantGone(t, s, "p1", "m3")
+}

@@ -104,6 +104,7 @@ func tests() []suiteTest {
 		{"Retention/Orders", hour, testRetention},
 		{"Retention/BatchWindows", hour, testBatchWindows},
 		{"Retention/NamedBatches", hour, testNamedBatches},
+		{"Retention/NamedBatchOfSeveral", hour, testNamedBatchOfSeveral},
 		{"Retention/Default", Options{}, testDefaultRetention},
 		{"Retention/Backlog", hour, testRetentionBacklog},
 		{"Retention/Steady", hour, testRetentionSteady},

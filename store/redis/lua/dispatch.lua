@@ -118,7 +118,8 @@ local function dispatchBatch(A, o, cx)
   if n == 1 and not dry and cx.r == 0 and cx.u > 0 and st and st.pickOne then
     one, oneV = st.pickOne()
   end
-  if tag then
+  if tag then bf = '' end
+  if tag and n == 1 then
     idList, keys = {A[ob + 2]}, {A[ob + 3]}
     if one then
       local r = redis.call('HMGET', K.orders, idList[1], tailField(one))
@@ -168,7 +169,7 @@ local function dispatchBatch(A, o, cx)
   if dup then return fail('DUP', dup) end
   for i = 1, n do
     local h = h1
-    if i > 1 then h = held[i + 2] and decOrder(held[i + 2]) end
+    if i > 1 then h = held[i + 2] and decOrder(held[i + 2], idList[i]) end
     if h then
       if live(h, now, ret) then return fail('EXISTS', idList[i]) end
       -- expired, not yet swept: this batch replaces it
@@ -217,14 +218,15 @@ local function dispatchBatch(A, o, cx)
   local expS = fmt(exp)
   local rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. pairs_
   if stale then
-    for _, h in ipairs(stale) do refDrop(h.ref) end
+    for _, h in ipairs(stale) do refDrop(h.ref, h.id) end
   end
   if staleBid then redis.call('HDEL', K.orders, BFIELD .. staleBid) end
 
   -- The batch's records, in one HSET: its orders, the batch, the
   -- Idempotency-Key, the own index's tails (own.lua); a batch of several
   -- orders also its ref, which a single order's record holds itself
-  -- (records.lua's decOrder).
+  -- (records.lua's decOrder). A batch named after its first order has no
+  -- record of its own: its order's record or its ref holds it.
   local q, entry = K.bexp, expS .. '|' .. bid
   if n == 1 then
     local id = idList[1]
@@ -262,7 +264,16 @@ local function dispatchBatch(A, o, cx)
     cx.bn = bn
     local ref = hex(bn)
     local k = #okv
-    okv[k + 1], okv[k + 2], okv[k + 3], okv[k + 4] = RFIELD .. ref, bid .. '|' .. at .. '|' .. A[o + D.n], bf, rec
+    if tag then
+      -- (named after its first order: the ref holds the batch, and no
+      -- record of its own expires)
+      okv[k + 1] = RFIELD .. ref
+      okv[k + 2] = ':' .. tag .. STRATCODE[strategy] .. '|' .. hex(now) .. '|' .. A[o + D.n] .. '|' .. idList[1]
+      okv[k + 3], okv[k + 4] = PFIELD .. ref, pairs_
+      q = nil
+    else
+      okv[k + 1], okv[k + 2], okv[k + 3], okv[k + 4] = RFIELD .. ref, bid .. '|' .. at .. '|' .. A[o + D.n], bf, rec
+    end
     if ikey ~= '' then
       okv[k + 5], okv[k + 6] = kf, bid .. fp
       q, entry = K.iexp, expS .. '|' .. ikey

@@ -57,17 +57,6 @@ end
 
 local function getOrder(id) return decOrder(redis.call('HGET', K.orders, id), id) end
 
--- namedBatch returns the record of the batch named after order id with
--- tag (batchid.go) from the order's record o (decOrder; nil: none), or nil
--- if o is not of that batch or the batch's window, the retention ret, has
--- passed at now.
-local function namedBatch(id, o, tag, now, ret)
-  if not (o and o.tag and string.sub(o.tag, 1, -2) == tag) then return nil end
-  local at = tonumber(o.ath, 16)
-  if at + ret < now then return nil end
-  return fmt(at) .. '|' .. fmt(at + ret) .. '|' .. STRATNAME[string.sub(o.tag, -1)] .. '|' .. id .. ',' .. o.first
-end
-
 -- live: an order is held while assigned, and until retention has passed
 -- since it was completed or cancelled.
 local function live(o, now, ret)
@@ -84,23 +73,64 @@ local function getBatch(bid) return redis.call('HGET', K.orders, BFIELD .. bid) 
 
 -- Batch refs: RFIELD .. ref (hexadecimal) -> "batchId|createdMs|orders",
 -- what the orders of a batch of several share, for as long as any of them
--- is stored: the last order record to leave takes it along.
+-- is stored: the last order record to leave takes it along. A batch named
+-- after its first order (layout 7, batchid.go) has a ref
+-- ":<tag><strategy code>|createdMs in hexadecimal|orders|first orderId"
+-- and no batch record: its assignments are PFIELD .. ref,
+-- "orderId,compId,…", which leave with the first order (the batch's window
+-- has passed by then; keys.go).
+local function refSplit(v)
+  local f = split(v, '|', 4)
+  f[3] = tonumber(f[3])
+  return f
+end
+
+-- refGet returns the batch id, createdMs and order count of ref, or nil.
 local function refGet(ref)
   local v = redis.call('HGET', K.orders, RFIELD .. ref)
   if not v then return nil end
-  local f = split(v, '|')
-  return f[1], f[2], tonumber(f[3])
+  local f = refSplit(v)
+  if string.byte(v, 1) == 58 then -- ':', a named batch
+    return f[4] .. ':' .. string.sub(f[1], 2, -2), fmt(tonumber(f[2], 16)), f[3]
+  end
+  return f[1], f[2], f[3]
 end
 
-local function refDrop(ref)
+-- refDrop counts order id of ref out: the last one takes the ref along,
+-- and a named batch's first one its assignments.
+local function refDrop(ref, id)
   if ref == '' then return end -- (a batch of one has none)
-  local bid, at, refs = refGet(ref)
-  if not bid then return end
-  if refs <= 1 then
-    redis.call('HDEL', K.orders, RFIELD .. ref)
-  else
-    redis.call('HSET', K.orders, RFIELD .. ref, bid .. '|' .. at .. '|' .. fmt(refs - 1))
+  local v = redis.call('HGET', K.orders, RFIELD .. ref)
+  if not v then return end
+  local f = refSplit(v)
+  if f[3] <= 1 then
+    redis.call('HDEL', K.orders, RFIELD .. ref, PFIELD .. ref)
+    return
   end
+  f[3] = fmt(f[3] - 1)
+  redis.call('HSET', K.orders, RFIELD .. ref, table.concat(f, '|'))
+  if f[4] == id and string.byte(v, 1) == 58 then redis.call('HDEL', K.orders, PFIELD .. ref) end
+end
+
+-- namedBatch returns the record of the batch named after order id with
+-- tag (batchid.go) from the order's record o (decOrder; nil: none), or nil
+-- if o is not of that batch or the batch's window, the retention ret, has
+-- passed at now: a batch of one is in o, one of several in o's ref.
+local function namedBatch(id, o, tag, now, ret)
+  if not o then return nil end
+  local tc, ath, pairs_ = o.tag, o.ath, nil
+  if not tc then
+    if o.ref == '' then return nil end
+    local v = redis.call('HMGET', K.orders, RFIELD .. o.ref, PFIELD .. o.ref)
+    if not (v[1] and v[2]) or string.byte(v[1], 1) ~= 58 then return nil end
+    tc, ath = string.match(v[1], '^:([^|]*)|([^|]*)|')
+    pairs_ = v[2]
+  end
+  if string.sub(tc, 1, -2) ~= tag then return nil end
+  local at = tonumber(ath, 16)
+  if at + ret < now then return nil end
+  return fmt(at) .. '|' .. fmt(at + ret) .. '|' .. STRATNAME[string.sub(tc, -1)] .. '|' ..
+    (pairs_ or id .. ',' .. o.first)
 end
 
 -- orderView is an order as replies show it:
@@ -142,7 +172,7 @@ local function dropOrder(id, now, ret)
   local o = getOrder(id)
   if o and not live(o, now, ret) then
     redis.call('HDEL', K.orders, id)
-    refDrop(o.ref)
+    refDrop(o.ref, id)
   end
 end
 
