@@ -35,8 +35,9 @@ var (
 // orders dispatched less those completed and cancelled (meta's counters).
 // The same reads give dispatcher_records{pool,kind}, which size its memory
 // (docs/operations.md, Capacity), from the retention queues: its orders
-// (the outstanding and those in oexp), batch records (bexp and iexp) and
-// Idempotency-Keys (iexp); a queue entry whose record was replaced since
+// (the outstanding and those in oexp), batch records (bexp and iexp; a
+// batch named after its first order has none, as its orders hold it,
+// batchid.go) and Idempotency-Keys (iexp); a queue entry whose record was replaced since
 // (an id reused after its time) counts until the sweep takes it. A pool is
 // reported under label(pool) — api.Metrics.PoolLabel, whose cap holds for
 // every per-pool metric — and left out if that is not its own name: the
