@@ -73,7 +73,7 @@ func (a *authenticator) lookup(token string) *Token {
 // request sent one. Tokens are read from this header only, never from the
 // query or the body, so they do not end up in access logs or caches.
 func bearerToken(r *http.Request) (string, bool) {
-	values := r.Header.Values("Authorization")
+	values := r.Header["Authorization"] // canonical, as net/http keeps it
 	if len(values) != 1 {
 		return "", len(values) > 1 // several headers: sent, but invalid
 	}

@@ -31,7 +31,7 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		return nil, fmt.Errorf("%w: reading the body: %v", errMalformedJSON, err)
 	}
 	if len(b) > 0 {
-		ct := r.Header.Get("Content-Type")
+		ct := headerOf(r.Header, "Content-Type")
 		if ct != "application/json" {
 			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 				return nil, fmt.Errorf("%w: Content-Type %q, want application/json", errUnsupportedMedia, ct)

@@ -36,7 +36,7 @@ func (s *server) front(timeout time.Duration, stream func(*http.Request) bool) f
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			st := &reqState{}
-			if id := r.Header.Get(middleware.RequestIDHeader); validRequestID(id) {
+			if id := headerOf(r.Header, requestIDHeader); validRequestID(id) {
 				st.id = id
 			} else {
 				st.id = newRequestID()

@@ -111,7 +111,7 @@ const idempotencyKeyHeader = "Idempotency-Key"
 // dispatch.ErrInvalidID when it is present but empty, which the Service
 // would take for absent; dispatch.ErrInvalidRequest when it is repeated.
 func idempotencyKey(r *http.Request) (string, error) {
-	vs := r.Header.Values(idempotencyKeyHeader)
+	vs := r.Header[idempotencyKeyHeader] // canonical, as net/http keeps it
 	switch {
 	case len(vs) == 0:
 		return "", nil

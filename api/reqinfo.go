@@ -61,3 +61,13 @@ func (i *requestInfo) tokenName() string {
 	}
 	return i.token.Name
 }
+
+// headerOf is h.Get(key) for a key in canonical form (http.CanonicalHeaderKey),
+// as net/http keeps a request's header names: without canonicalizing key
+// again on every request.
+func headerOf(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
