@@ -105,6 +105,7 @@ func tests() []suiteTest {
 		{"Retention/BatchWindows", hour, testBatchWindows},
 		{"Retention/NamedBatches", hour, testNamedBatches},
 		{"Retention/NamedBatchOfSeveral", hour, testNamedBatchOfSeveral},
+		{"Retention/NamedBatchMoves", hour, testNamedBatchMoves},
 		{"Retention/Default", Options{}, testDefaultRetention},
 		{"Retention/Backlog", hour, testRetentionBacklog},
 		{"Retention/Steady", hour, testRetentionSteady},

@@ -123,7 +123,11 @@ local function namedBatch(id, o, tag, now, ret)
     if o.ref == '' then return nil end
     local v = redis.call('HMGET', K.orders, RFIELD .. o.ref, PFIELD .. o.ref)
     if not (v[1] and v[2]) or string.byte(v[1], 1) ~= 58 then return nil end
-    tc, ath = string.match(v[1], '^:([^|]*)|([^|]*)|')
+    -- (named after its first order: a later order's id and the tag name
+    -- no batch)
+    local first
+    tc, ath, first = string.match(v[1], '^:([^|]*)|([^|]*)|[^|]*|(.*)$')
+    if first ~= id then return nil end
     pairs_ = v[2]
   end
   if string.sub(tc, 1, -2) ~= tag then return nil end
