@@ -76,3 +76,36 @@ func testNamedBatchMoves(t *testing.T, s dispatch.Store) {
 		t.Errorf("m2 after its batch's window: %s, want it of batch %s", formatOrder(o), several)
 	}
 }
+
+// testNamedBatchLapse runs with a retention of 1h: the orders of a named
+// batch of one and of a named batch of two move off a Scale whose lease
+// lapsed (a tick, onLapse reassign); both batches read back as first
+// answered, and the orders name them.
+func testNamedBatchLapse(t *testing.T, s dispatch.Store) {
+	healthPool(t, s, "p1", leases(5*time.Second, dispatch.ReassignLapsed), "A=0 B=10 C=10")
+	const one, several = "s1:00000000000e", "n1:00000000000f"
+	wants := map[string]string{
+		one:     `batch "s1:00000000000e" pool=p1 strategy=waterfill created=2025-03-01T12:00:00Z [s1:A]`,
+		several: `batch "n1:00000000000f" pool=p1 strategy=waterfill created=2025-03-01T12:00:00Z [n1:A n2:A]`,
+	}
+	wantString(t, "batch of one", formatBatch(mustDispatch(t, s, request("p1", one, t0, "s1"))), wants[one])
+	wantString(t, "batch of two", formatBatch(mustDispatch(t, s, request("p1", several, t0, "n1", "n2"))), wants[several])
+	heartbeat(t, s, "p1", "B", nil, at(4*time.Second))
+	heartbeat(t, s, "p1", "C", nil, at(4*time.Second))
+	if _, moves := drain(t, s, "p1", at(5*time.Second), 2); len(moves) != 3 {
+		t.Fatalf("ticks after A lapsed: moves %s, want s1, n1 and n2", formatMoves(moves))
+	}
+	for id, batch := range map[string]string{"s1": one, "n1": several, "n2": several} {
+		if o := getOrder(t, s, "p1", id); o.CompID == "A" || o.Moves != 1 || o.BatchID != batch || !o.AssignedAt.Equal(t0) {
+			t.Errorf("moved order: %s, want off A, 1 move, batch %s, assigned at t0", formatOrder(o), batch)
+		}
+	}
+	for id, want := range wants {
+		b, err := s.GetBatch(ctx, "p1", id, at(time.Hour))
+		if err != nil {
+			t.Errorf("GetBatch %s: %v", id, err)
+			continue
+		}
+		wantString(t, "batch "+id+" after its orders moved", formatBatch(b), want)
+	}
+}

@@ -106,6 +106,7 @@ func tests() []suiteTest {
 		{"Retention/NamedBatches", hour, testNamedBatches},
 		{"Retention/NamedBatchOfSeveral", hour, testNamedBatchOfSeveral},
 		{"Retention/NamedBatchMoves", hour, testNamedBatchMoves},
+		{"Retention/NamedBatchLapse", hour, testNamedBatchLapse},
 		{"Retention/Default", Options{}, testDefaultRetention},
 		{"Retention/Backlog", hour, testRetentionBacklog},
 		{"Retention/Steady", hour, testRetentionSteady},
