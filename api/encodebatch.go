@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/dispatcher/dispatcher/dispatch"
 )
@@ -28,7 +27,7 @@ func appendBatch(dst []byte, b dispatch.Batch) []byte {
 	dst = append(dst, `,"strategy":`...)
 	dst = appendJSONString(dst, string(b.Strategy))
 	dst = append(dst, `,"createdAt":"`...)
-	dst = appendTime(dst, b.CreatedAt)
+	dst = b.CreatedAt.UTC().AppendFormat(dst, timeFormat)
 	dst = append(dst, `","assignments":[`...)
 	for i, a := range b.Assignments {
 		if i > 0 {
@@ -67,38 +66,6 @@ var jsonPlain = func() (t [256]bool) {
 	}
 	return t
 }()
-
-// appendTime appends t in UTC as t.UTC().AppendFormat(dst, timeFormat)
-// does (TestAppendTime), digit by digit for the years 0 to 9999 rather
-// than through the layout's parser.
-func appendTime(dst []byte, t time.Time) []byte {
-	t = t.UTC()
-	y, mo, d := t.Date()
-	if y < 0 || y > 9999 {
-		return t.AppendFormat(dst, timeFormat)
-	}
-	h, mi, s := t.Clock()
-	dst = appendDigits(dst, y, 4)
-	dst = appendDigits(append(dst, '-'), int(mo), 2)
-	dst = appendDigits(append(dst, '-'), d, 2)
-	dst = appendDigits(append(dst, 'T'), h, 2)
-	dst = appendDigits(append(dst, ':'), mi, 2)
-	dst = appendDigits(append(dst, ':'), s, 2)
-	dst = appendDigits(append(dst, '.'), t.Nanosecond()/1e6, 3)
-	return append(dst, 'Z')
-}
-
-// appendDigits appends the n lowest decimal digits of v ≥ 0.
-func appendDigits(dst []byte, v, n int) []byte {
-	for i := n - 1; i >= 0; i-- {
-		dst = append(dst, '0')
-	}
-	for i := len(dst) - 1; v > 0 && i >= len(dst)-n; i-- {
-		dst[i] += byte(v % 10)
-		v /= 10
-	}
-	return dst
-}
 
 // jsonType is the Content-Type header of a JSON answer. Header.Add would
 // append to a copy (its capacity is its length), never to it.

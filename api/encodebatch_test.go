@@ -97,21 +97,3 @@ func TestWriteBatchHeaders(t *testing.T) {
 		}
 	}
 }
-
-// TestAppendTime checks appendTime against time.Time.AppendFormat with
-// timeFormat in UTC: every field's limits, zones, years outside 0–9999.
-func TestAppendTime(t *testing.T) {
-	zone := time.FixedZone("x", -(5*3600 + 30*60))
-	times := []time.Time{{}, time.Unix(0, 0), time.Date(2026, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
-		time.Date(2026, 1, 1, 0, 0, 0, 1_000_000, zone), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC),
-		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 6, 15, 12, 30, 0, 500_000_000, time.UTC),
-		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2024, 2, 29, 9, 8, 7, 60_000_000, time.UTC)}
-	for ms := int64(-3e12); ms < 4e12; ms += 7_919_993_123 {
-		times = append(times, time.UnixMilli(ms).In(zone))
-	}
-	for _, at := range times {
-		if got, want := string(appendTime([]byte("x"), at)), "x"+at.UTC().Format(timeFormat); got != want {
-			t.Errorf("appendTime(%v) = %s, want %s", at, got, want)
-		}
-	}
-}
