@@ -71,7 +71,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// target keeps it within twice that)
 		tuneGC(getenv)
 	}
-	log := slog.New(newJSONLog(stdout, cfg.LogLevel))
+	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
 
 	// One registry for every package's metrics, served by the API at
 	// /metrics: the store's collectors join it through metrics.Registry().
