@@ -72,10 +72,10 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 	}
 	orders := make([]OrderInput, len(in.Orders))
 	// A small batch looks for a repeated id among the ids before it; a
-	// larger one keeps them in a table.
-	var seen idTable
+	// larger one keeps them in a map.
+	var seen map[string]struct{}
 	if len(in.Orders) > smallBatch {
-		seen = newIDTable(len(in.Orders))
+		seen = make(map[string]struct{}, len(in.Orders))
 	}
 	for i, o := range in.Orders {
 		if o.ID == "" {
@@ -88,10 +88,10 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 				return DispatchRequest{}, fmt.Errorf("order %q: %w", o.ID, err)
 			}
 		}
-		orders[i] = o
-		if repeated(seen, orders, i) {
+		if repeated(seen, orders[:i], o.ID) {
 			return DispatchRequest{}, errorf(ErrDuplicateOrder, "order %q appears more than once", o.ID)
 		}
+		orders[i] = o
 	}
 	rnd := make([]uint64, 2*len(orders))
 	for i := range rnd {
@@ -120,22 +120,25 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 }
 
 // smallBatch is the most orders prepare checks for repeated ids without
-// a table.
+// a map.
 const smallBatch = 16
 
-// repeated reports whether the id of orders[i] is among the ids of
-// orders[:i], which seen holds when it is not nil, and adds it to seen.
-func repeated(seen idTable, orders []OrderInput, i int) bool {
-	id := orders[i].ID
+// repeated reports whether id is among the ids of before, which seen holds
+// when it is not nil, and adds it to seen.
+func repeated(seen map[string]struct{}, before []OrderInput, id string) bool {
 	if seen == nil {
-		for _, o := range orders[:i] {
+		for _, o := range before {
 			if o.ID == id {
 				return true
 			}
 		}
 		return false
 	}
-	return seen.add(orders, i)
+	if _, dup := seen[id]; dup {
+		return true
+	}
+	seen[id] = struct{}{}
+	return false
 }
 
 // CompleteOrder completes one order; durationMs (0 when absent) feeds

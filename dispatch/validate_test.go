@@ -59,8 +59,8 @@ func BenchmarkValidID(b *testing.B) {
 }
 
 // TestRepeatedOrderIDs: an id repeated anywhere in a batch is refused,
-// below and above the size where prepare keeps the ids in a table, up to
-// the largest batch (a table that big has ids whose slots collide).
+// below and above the size where prepare keeps the ids in a map, up to
+// the largest batch.
 func TestRepeatedOrderIDs(t *testing.T) {
 	svc := dispatch.NewService(memory.New(memory.Options{}), dispatch.Config{})
 	for _, n := range []int{2, 16, 17, 100, dispatch.DefaultMaxBatch} {
