@@ -189,20 +189,23 @@ local function dispatchBatch(A, o, cx)
     rnd, hashKey = orderPicks(A[o + D.rand], idList, keys)
     maxCost = num(A[o + D.maxCost])
   end
-  local plan, failed
+  -- c1 is the Scale of a single order
+  local plan, failed, c1, comps, cur, first
   if one then
-    plan = st.takeOne(one, oneV, dry)
+    st.takeOne(one, dry)
+    c1 = one
   elseif oneV then
     return oneV -- (the pick's error)
   else
     plan, failed = planAssign(strategy, n, dry, room, now, maxCost, rnd, hashKey)
     if not plan then return failed end
+    comps, cur, first = plan.comps, plan.cur, plan.first
+    c1 = comps[1]
   end
-  local comps, cur, first = plan.comps, plan.cur, plan.first
 
   local pairs_
   if n == 1 then
-    pairs_ = idList[1] .. ',' .. comps[1]
+    pairs_ = idList[1] .. ',' .. c1
   else
     local parts = {}
     for i = 1, n do parts[2 * i - 1], parts[2 * i] = idList[i], comps[i] end
@@ -230,13 +233,13 @@ local function dispatchBatch(A, o, cx)
   local q, entry = K.bexp, expS .. '|' .. bid
   if n == 1 then
     local id = idList[1]
-    local chunk, tf, tv, sf, sv = ownAppendOne(comps[1], id, one and held[4])
+    local chunk, tf, tv, sf, sv = ownAppendOne(c1, id, one and held[4])
     local orec
     if tag then
-      orec = 'a||' .. comps[1] .. '|' .. chunk .. '|:' .. tag .. STRATCODE[strategy] .. '|' .. hex(now) .. '||' .. keys[1]
+      orec = 'a||' .. c1 .. '|' .. chunk .. '|:' .. tag .. STRATCODE[strategy] .. '|' .. hex(now) .. '||' .. keys[1]
       q = nil -- (no record of its own to expire)
     else
-      orec = 'a||' .. comps[1] .. '|' .. chunk .. '|' .. bid .. '|' .. at .. '|' .. keys[1]
+      orec = 'a||' .. c1 .. '|' .. chunk .. '|' .. bid .. '|' .. at .. '|' .. keys[1]
     end
     if tag then
       if sf then
@@ -286,7 +289,7 @@ local function dispatchBatch(A, o, cx)
     end
     hsetMany(K.orders, okv)
   end
-  saveAssigned(first, cur, plan.eligDone)
+  if plan then saveAssigned(first, cur, plan.eligDone) end
   cx.u, cx.r, agg.u, agg.r = cx.u + agg.u, cx.r + agg.r, 0, 0
   cx.n = cx.n + n
 

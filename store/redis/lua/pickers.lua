@@ -12,9 +12,10 @@
 --   plan   plan(n, dry, room) plans the whole batch (waterfill.lua's
 --          wfAssign), and may come with pickOne and takeOne, its plan of
 --          one order among Scales without maxOrders in two halves: pickOne()
---          reads the Scale and its count, or nil and an error reply,
---          changing nothing, so that a dispatch reads that Scale's records
---          with its own; takeOne(id, count, dry) returns the plan; or
+--          reads the Scale, or nil and an error reply, changing nothing, so
+--          that a dispatch reads that Scale's own tail with its records;
+--          takeOne(id, dry) gives it the order, and nothing else of the
+--          Scale changes (no saveAssigned); or
 --   pick   one order at a time (assign.lua's stAssign). A cheap pick(r, st,
 --          r1, r2, key) returns the compId of the order with the two random
 --          numbers r1, r2 and the key it hashes by, over the ranks r

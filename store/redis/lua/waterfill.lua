@@ -103,14 +103,10 @@ local function wfOnePick()
   return id, v
 end
 
--- wfOneTake gives the order to Scale id of count v (wfOnePick) and returns
--- the plan of wfAssign.
-local function wfOneTake(id, v, dry)
+-- wfOneTake gives the order to Scale id (wfOnePick), which has no
+-- maxOrders: nothing else of it changes (saveAssigned has nothing to do).
+local function wfOneTake(id, dry)
   if not dry then redis.call('ZINCRBY', K.elig, '1', id) end
-  -- (one list serves as comps and first: no caller changes them)
-  local one = {id}
-  return {comps = one, cur = {[id] = {st = 'a', max = 0, base = 0, out = v + 1, out0 = v, k = 0}},
-    first = one, eligDone = true}
 end
 
 local function wfAssign(n, dry, room)
@@ -124,7 +120,11 @@ local function wfAssign(n, dry, room)
   if n == 1 and not limited then
     local id, v = wfOnePick()
     if not id then return nil, v end
-    return wfOneTake(id, v, dry)
+    wfOneTake(id, dry)
+    -- (one list serves as comps and first: no caller changes them)
+    local one = {id}
+    return {comps = one, cur = {[id] = {st = 'a', max = 0, base = 0, out = v + 1, out0 = v, k = 0}},
+      first = one, eligDone = true}
   end
   if limited then
     local capped = capCheck(n, true)
