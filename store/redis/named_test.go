@@ -12,6 +12,7 @@ import (
 	"github.com/dispatcher/dispatcher/dispatch"
 	"github.com/dispatcher/dispatcher/store/redis"
 	"github.com/dispatcher/dispatcher/store/redis/redistest"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // TestNamedBatchRecord dispatches a single order through a Service with
@@ -127,15 +128,7 @@ func TestNamedBatchOfSeveralRecord(t *testing.T) {
 	if _, _, err := st.Dispatch(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	fields := func() string {
-		f, err := c.HKeys(ctx, poolKey("p", "orders")).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sort.Strings(f)
-		return fmt.Sprint(f)
-	}
-	if got, want := fields(), "[m1 m2 m3 |oA |p1 |r1]"; got != want {
+	if got, want := orderFields(t, c, "p"), "[m1 m2 m3 |oA |p1 |r1]"; got != want {
 		t.Errorf("fields of orders: %s, want %s", got, want)
 	}
 	if n, err := c.LLen(ctx, poolKey("p", "bexp")).Result(); err != nil || n != 0 {
@@ -159,7 +152,7 @@ func TestNamedBatchOfSeveralRecord(t *testing.T) {
 	if _, _, err := st.PutScale(ctx, "p", "A", dispatch.ScaleSpec{}, later); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := fields(), "[m3 |oA |r1]"; got != want {
+	if got, want := orderFields(t, c, "p"), "[m3 |oA |r1]"; got != want {
 		t.Errorf("fields of orders after m1 and m2 left: %s, want %s", got, want)
 	}
 	if o, err := st.GetOrder(ctx, "p", "m3", later); err != nil || o.BatchID != req.BatchID || !o.AssignedAt.Equal(t0) {
@@ -173,6 +166,17 @@ func TestNamedBatchOfSeveralRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n, err := c.Exists(ctx, poolKey("p", "orders")).Result(); err != nil || n != 0 {
-		t.Errorf("orders still holds %s after every order left", fields())
+		t.Errorf("orders still holds %s after every order left", orderFields(t, c, "p"))
 	}
+}
+
+// orderFields lists the fields of pool's orders hash, sorted.
+func orderFields(t *testing.T, c goredis.UniversalClient, pool string) string {
+	t.Helper()
+	f, err := c.HKeys(context.Background(), poolKey(pool, "orders")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(f)
+	return fmt.Sprint(f)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -69,15 +68,7 @@ func TestNamedCoalesced(t *testing.T) {
 	if n := sumOutstanding(t, st, "p"); n != 4 {
 		t.Errorf("outstanding after the re-send: %d, want 4", n)
 	}
-	fields := func() string {
-		f, err := c.HKeys(ctx, poolKey("p", "orders")).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sort.Strings(f)
-		return fmt.Sprint(f)
-	}
-	if got, want := fields(), "[c1 c2 c3 c4 |oA |p1 |r1]"; got != want {
+	if got, want := orderFields(t, c, "p"), "[c1 c2 c3 c4 |oA |p1 |r1]"; got != want {
 		t.Errorf("fields of orders: %s, want %s", got, want)
 	}
 	got := gather(t, reg)
@@ -109,7 +100,7 @@ func TestNamedCoalesced(t *testing.T) {
 	}
 	for _, k := range []string{"orders", "bexp", "oexp", "iexp"} {
 		if n, err := c.Exists(ctx, poolKey("p", k)).Result(); err != nil || n != 0 {
-			t.Errorf("%s still exists after every window (orders: %s)", k, fields())
+			t.Errorf("%s still exists after every window (orders: %s)", k, orderFields(t, c, "p"))
 		}
 	}
 }

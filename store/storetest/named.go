@@ -48,16 +48,7 @@ func testNamedBatches(t *testing.T, s dispatch.Store) {
 	}
 	wantString(t, "order", formatOrder(getOrder(t, s, "p1", "o:1")),
 		`o:1 comp=B batch=o:1:0123456789ab key="" state=completed assigned=2025-03-01T12:00:00Z completed=2025-03-01T12:02:00Z moves=1`)
-	touch(t, s, "p1", at(time.Hour))
-	b, err = s.GetBatch(ctx, "p1", id, at(time.Hour))
-	if err != nil {
-		t.Fatalf("GetBatch at the end of its window: %v", err)
-	}
-	wantString(t, "batch at the end of its window", formatBatch(b), want)
-
-	touch(t, s, "p1", at(time.Hour+time.Millisecond))
-	_, err = s.GetBatch(ctx, "p1", id, at(time.Hour+time.Millisecond))
-	wantErr(t, "GetBatch after its window", err, dispatch.ErrBatchNotFound)
+	checkHourWindow(t, s, id, want)
 	if o, err := s.GetOrder(ctx, "p1", "o:1", at(time.Hour+time.Millisecond)); err != nil || o.State != dispatch.Completed {
 		t.Errorf("order after its batch's window: got %s, %v, want it completed", formatOrder(o), err)
 	}
@@ -108,15 +99,7 @@ func testNamedBatchOfSeveral(t *testing.T, s dispatch.Store) {
 	if _, _, err := complete(s, "p1", at(2*time.Minute), "m2"); err != nil {
 		t.Fatalf("Complete m2: %v", err)
 	}
-	touch(t, s, "p1", at(time.Hour))
-	b, err = s.GetBatch(ctx, "p1", id, at(time.Hour))
-	if err != nil {
-		t.Fatalf("GetBatch at the end of its window: %v", err)
-	}
-	wantString(t, "batch at the end of its window", formatBatch(b), want)
-	touch(t, s, "p1", at(time.Hour+time.Millisecond))
-	_, err = s.GetBatch(ctx, "p1", id, at(time.Hour+time.Millisecond))
-	wantErr(t, "GetBatch after its window", err, dispatch.ErrBatchNotFound)
+	checkHourWindow(t, s, id, want)
 
 	later := at(time.Hour + time.Minute + time.Second)
 	touch(t, s, "p1", later)
@@ -136,4 +119,20 @@ func testNamedBatchOfSeveral(t *testing.T, s dispatch.Store) {
 	}
 	touch(t, s, "p1", at(2*time.Hour+3*time.Minute+time.Second))
 	wantGone(t, s, "p1", "m3")
+}
+
+// checkHourWindow checks that batch id of pool p1, made at t0 with a
+// retention of 1h, reads back as want at the last millisecond of its
+// window and is not found one millisecond later.
+func checkHourWindow(t *testing.T, s dispatch.Store, id, want string) {
+	t.Helper()
+	touch(t, s, "p1", at(time.Hour))
+	b, err := s.GetBatch(ctx, "p1", id, at(time.Hour))
+	if err != nil {
+		t.Fatalf("GetBatch at the end of its window: %v", err)
+	}
+	wantString(t, "batch at the end of its window", formatBatch(b), want)
+	touch(t, s, "p1", at(time.Hour+time.Millisecond))
+	_, err = s.GetBatch(ctx, "p1", id, at(time.Hour+time.Millisecond))
+	wantErr(t, "GetBatch after its window", err, dispatch.ErrBatchNotFound)
 }
