@@ -110,7 +110,7 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 	}
 	if !in.DryRun {
 		if s.namer != nil {
-			req.BatchID = s.namer.BatchID(&req)
+			req.BatchID = s.namer.BatchID(req)
 		}
 		if req.BatchID == "" {
 			req.BatchID = s.cfg.NewID()

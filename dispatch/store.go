@@ -128,7 +128,7 @@ type Store interface {
 type BatchNamer interface {
 	// BatchID returns a new id for the batch of req, whose BatchID is
 	// unset, or "": an id no batch of the pool had before, valid (ValidID).
-	BatchID(req *DispatchRequest) string
+	BatchID(req DispatchRequest) string
 }
 
 // DispatchRequest is one batch, validated and completed by the Service.

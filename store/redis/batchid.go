@@ -93,7 +93,7 @@ const tagLen = 12
 // order's record: with an Idempotency-Key, with a retention shorter than a
 // batch record's floor (batchFloor; at most maxFloor), or whose first
 // order id is too long for the name to be an id.
-func (s *Store) BatchID(req *dispatch.DispatchRequest) string {
+func (s *Store) BatchID(req dispatch.DispatchRequest) string {
 	if req.IdempotencyKey != "" || s.retention < maxFloor || len(req.Orders) == 0 {
 		return ""
 	}

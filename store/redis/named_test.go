@@ -75,8 +75,8 @@ func TestNamedBatchRecord(t *testing.T) {
 // for the name to be an id; and that a Service given its own NewID keeps it.
 func TestBatchNames(t *testing.T) {
 	st := redis.New(newClient(t, redistest.Start(t)), redis.Options{})
-	one := func(id string) *dispatch.DispatchRequest {
-		return &dispatch.DispatchRequest{Pool: "p", Orders: []dispatch.OrderInput{{ID: id}}}
+	one := func(id string) dispatch.DispatchRequest {
+		return dispatch.DispatchRequest{Pool: "p", Orders: []dispatch.OrderInput{{ID: id}}}
 	}
 	a, b := st.BatchID(one("o1")), st.BatchID(one("o1"))
 	if !strings.HasPrefix(a, "o1:") || len(a) != 15 || a == b || !dispatch.ValidID(a) {
@@ -89,7 +89,7 @@ func TestBatchNames(t *testing.T) {
 	if id := st.BatchID(two); !strings.HasPrefix(id, "o1:") || len(id) != 15 {
 		t.Errorf("a batch of o1 and o2 is named %q, want o1: and 12 hexadecimal digits", id)
 	}
-	for what, req := range map[string]*dispatch.DispatchRequest{
+	for what, req := range map[string]dispatch.DispatchRequest{
 		"an Idempotency-Key":       keyed,
 		"an order id of 116 bytes": one(strings.Repeat("x", 116)),
 	} {
