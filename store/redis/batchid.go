@@ -94,7 +94,7 @@ const tagLen = 12
 // batch record's floor (batchFloor; at most maxFloor), or whose first
 // order id is too long for the name to be an id.
 func (s *Store) BatchID(req dispatch.DispatchRequest) string {
-	if req.IdempotencyKey != "" || s.retention < maxFloor || len(req.Orders) == 0 {
+	if !s.nameable(&req) {
 		return ""
 	}
 	first := req.Orders[0].ID
@@ -109,12 +109,19 @@ func (s *Store) BatchID(req dispatch.DispatchRequest) string {
 	return string(b)
 }
 
+// nameable reports whether the batch of req can live in its first
+// order's record: it has orders and no Idempotency-Key, and the store's
+// retention outlasts a batch record's floor.
+func (s *Store) nameable(req *dispatch.DispatchRequest) bool {
+	return req.IdempotencyKey == "" && s.retention >= maxFloor && len(req.Orders) > 0
+}
+
 // namedTag returns the tag of req's batch id if it is a name BatchID
 // gives (and would give for req), which Redis keeps in the order's record,
 // and whether it is.
 func (s *Store) namedTag(req *dispatch.DispatchRequest) (string, bool) {
 	id := req.BatchID
-	if req.IdempotencyKey != "" || s.retention < maxFloor || len(req.Orders) == 0 {
+	if !s.nameable(req) {
 		return "", false
 	}
 	first := req.Orders[0].ID
