@@ -13,6 +13,7 @@ import (
 	"github.com/dispatcher/dispatcher/api"
 	"github.com/dispatcher/dispatcher/dispatch"
 	"github.com/dispatcher/dispatcher/store/memory"
+	"github.com/dispatcher/dispatcher/store/storetest"
 )
 
 // BenchmarkBatchHandler sends single-order batches through the whole
@@ -76,28 +77,14 @@ func benchServe(b *testing.B, h http.Handler, r *http.Request, want int) {
 	}
 }
 
-// stubStore answers every dispatch at once, each order on Scale s-1, and
-// has no other call: BenchmarkBatchAPI measures what the API and the
-// Service cost around a store.
-type stubStore struct{ dispatch.Store }
-
-func (stubStore) Dispatch(_ context.Context, req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
-	b := dispatch.Batch{ID: req.BatchID, Pool: req.Pool, Strategy: dispatch.Strategy("waterfill"), CreatedAt: req.Now,
-		Assignments: make([]dispatch.Assignment, len(req.Orders))}
-	for i, o := range req.Orders {
-		b.Assignments[i] = dispatch.Assignment{OrderID: o.ID, CompID: "s-1"}
-	}
-	return b, false, nil
-}
-
 // BenchmarkBatchAPI sends batches of 1 and 100 orders through the whole
 // handler of New, access log and metrics on, over a store that answers at
-// once (stubStore): the replica's own Go work per request besides the
-// store's client, without a network.
+// once (storetest.Instant): the replica's own Go work per request besides
+// the store's client, without a network.
 func BenchmarkBatchAPI(b *testing.B) {
 	for _, n := range []int{1, 100} {
 		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
-			svc := dispatch.NewService(stubStore{}, dispatch.Config{})
+			svc := dispatch.NewService(storetest.Instant{}, dispatch.Config{})
 			h := benchHandler(svc, api.Options{}, slog.LevelInfo)
 			var body []byte
 			b.ReportAllocs()

@@ -8,20 +8,12 @@ import (
 	"time"
 
 	"github.com/dispatcher/dispatcher/dispatch"
+	"github.com/dispatcher/dispatcher/store/storetest"
 )
 
-// instant is a MultiDispatcher that answers every batch at once, each
-// order on Scale s-1, and has no other call.
-type instant struct{ dispatch.Store }
-
-func (instant) Dispatch(_ context.Context, req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
-	b := dispatch.Batch{ID: req.BatchID, Pool: req.Pool, Strategy: dispatch.Strategy("waterfill"), CreatedAt: req.Now,
-		Assignments: make([]dispatch.Assignment, len(req.Orders))}
-	for i, o := range req.Orders {
-		b.Assignments[i] = dispatch.Assignment{OrderID: o.ID, CompID: "s-1"}
-	}
-	return b, false, nil
-}
+// instant is a MultiDispatcher that answers every batch at once
+// (storetest.Instant), also several in one call.
+type instant struct{ storetest.Instant }
 
 func (s instant) DispatchMany(ctx context.Context, reqs []dispatch.DispatchRequest) []dispatch.DispatchResult {
 	out := make([]dispatch.DispatchResult, len(reqs))

@@ -21,16 +21,10 @@ func testNamedBatches(t *testing.T, s dispatch.Store) {
 	const id, otherID = "o:1:0123456789ab", "o:1:ba9876543210"
 	req := request("p1", id, t0, "o:1")
 	want := `batch "o:1:0123456789ab" pool=p1 strategy=waterfill created=2025-03-01T12:00:00Z [o:1:A]`
-	wantString(t, "batch", formatBatch(mustDispatch(t, s, req)), want)
-	b, replayed, err := s.Dispatch(ctx, req)
-	if err != nil || replayed {
-		t.Fatalf("re-sent batch: got replayed %v, %v, want the batch", replayed, err)
-	}
-	wantString(t, "re-sent batch", formatBatch(b), want)
-	wantString(t, "loads after a re-send", loads(t, s, "p1"), "A=1 B=5")
+	dispatchResent(t, s, req, want, "A=1 B=5")
 
 	other := request("p1", otherID, at(time.Second), "o:1")
-	_, _, err = s.Dispatch(ctx, other)
+	_, _, err := s.Dispatch(ctx, other)
 	wantErr(t, "another batch of the order", err, dispatch.ErrOrderExists, "o:1")
 	for _, bid := range []string{otherID, "o:1:0123456789ac", "o:2:0123456789ab", "o:0123456789ab"} {
 		_, err := s.GetBatch(ctx, "p1", bid, at(time.Second))
@@ -74,13 +68,7 @@ func testNamedBatchOfSeveral(t *testing.T, s dispatch.Store) {
 	const id = "m1:00000000000a"
 	req := request("p1", id, t0, "m1", "m2", "m3")
 	want := `batch "m1:00000000000a" pool=p1 strategy=waterfill created=2025-03-01T12:00:00Z [m1:B m2:A m3:B]`
-	wantString(t, "batch", formatBatch(mustDispatch(t, s, req)), want)
-	b, replayed, err := s.Dispatch(ctx, req)
-	if err != nil || replayed {
-		t.Fatalf("re-sent batch: got replayed %v, %v, want the batch", replayed, err)
-	}
-	wantString(t, "re-sent batch", formatBatch(b), want)
-	wantString(t, "loads after a re-send", loads(t, s, "p1"), "A=1 B=2")
+	dispatchResent(t, s, req, want, "A=1 B=2")
 	for _, other := range []dispatch.DispatchRequest{
 		request("p1", "m1:00000000000b", t0, "m1", "m4"),
 		request("p1", "m4:00000000000a", t0, "m4", "m2"),
@@ -109,7 +97,7 @@ func testNamedBatchOfSeveral(t *testing.T, s dispatch.Store) {
 	next := request("p1", "m1:00000000000b", later, "m1")
 	wantString(t, "the first order id's next batch", formatBatch(mustDispatch(t, s, next)),
 		`batch "m1:00000000000b" pool=p1 strategy=waterfill created=2025-03-01T13:01:01Z [m1:A]`)
-	_, err = s.GetBatch(ctx, "p1", id, later)
+	_, err := s.GetBatch(ctx, "p1", id, later)
 	wantErr(t, "GetBatch of the first order id's first batch", err, dispatch.ErrBatchNotFound)
 
 	touch(t, s, "p1", at(time.Hour+2*time.Minute+time.Second))
@@ -135,4 +123,18 @@ func checkHourWindow(t *testing.T, s dispatch.Store, id, want string) {
 	touch(t, s, "p1", at(time.Hour+time.Millisecond))
 	_, err = s.GetBatch(ctx, "p1", id, at(time.Hour+time.Millisecond))
 	wantErr(t, "GetBatch after its window", err, dispatch.ErrBatchNotFound)
+}
+
+// dispatchResent dispatches req to pool p1, which must answer want, sends
+// it again as a re-sent call would, which must answer the same batch, not
+// replayed, and checks the Scales' loads then: wantLoads, counted once.
+func dispatchResent(t *testing.T, s dispatch.Store, req dispatch.DispatchRequest, want, wantLoads string) {
+	t.Helper()
+	wantString(t, "batch", formatBatch(mustDispatch(t, s, req)), want)
+	b, replayed, err := s.Dispatch(ctx, req)
+	if err != nil || replayed {
+		t.Fatalf("re-sent batch: got replayed %v, %v, want the batch", replayed, err)
+	}
+	wantString(t, "re-sent batch", formatBatch(b), want)
+	wantString(t, "loads after a re-send", loads(t, s, "p1"), wantLoads)
 }
