@@ -119,6 +119,23 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 	return req, nil
 }
 
+// RepeatedOrder returns the first id of orders that an order before it
+// already has, and whether there is one: the id Service.Dispatch refuses
+// with ErrDuplicateOrder, for a store that checks a request itself before
+// it sends it on.
+func RepeatedOrder(orders []OrderInput) (string, bool) {
+	var seen map[string]struct{}
+	if len(orders) > smallBatch {
+		seen = make(map[string]struct{}, len(orders))
+	}
+	for i := range orders {
+		if id := orders[i].ID; repeated(seen, orders[:i], id) {
+			return id, true
+		}
+	}
+	return "", false
+}
+
 // smallBatch is the most orders prepare checks for repeated ids without
 // a map.
 const smallBatch = 16

@@ -50,40 +50,88 @@ func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dis
 }
 
 // dispatchArgsLen is how many arguments dispatchArgs appends for req:
-// fnDispatch's arguments, the last of which ("orders") is two per order.
+// fnDispatch's arguments, the last of which ("orders") is one per order,
+// and one more per order when an order has a key.
 func dispatchArgsLen(req dispatch.DispatchRequest) int {
-	return len(fnDispatch.args) - 1 + 2*len(req.Orders)
+	n := len(fnDispatch.args) - 1 + len(req.Orders)
+	if keyed(req.Orders) {
+		n += len(req.Orders)
+	}
+	return n
+}
+
+// keyed reports whether an order of orders has a key.
+func keyed(orders []dispatch.OrderInput) bool {
+	for i := range orders {
+		if orders[i].Key != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // dispatchArgs appends the arguments of lua/dispatch.lua for req to args,
 // in the order of fnDispatch's args;
 // floor is the least time the batch record stays (batchFloor).
 func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest, floor time.Duration) ([]any, error) {
-	dry := "0"
-	if req.DryRun {
-		dry = "1"
-	}
-	key, fp := idemArgs(req)
 	// A batch named after its order (BatchID) goes as ':' and its tag,
 	// which no other form begins with.
 	bid := packBatchID(req.BatchID)
 	if tag, ok := s.namedTag(&req); ok && !req.DryRun {
 		bid = ":" + tag
 	}
-	args = append(args, bid, ms(req.Now), s.retention.Milliseconds(), key, fp,
-		req.IdempotencyTTL.Milliseconds(), dry, maxCost(req))
+	key, fp := idemArgs(req)
+	hasKeys := keyed(req.Orders)
+	args = append(args, bid, ms(req.Now), s.settingsArg(req, floor, hasKeys), key+fp)
 	args, err := appendRand(args, req)
 	if err != nil {
 		return nil, err
 	}
-	args = append(args, floor.Milliseconds(), len(req.Orders))
 	// Pointers into req.Orders, which go-redis writes as the strings: an
-	// interface holding a string would cost an allocation per id.
+	// interface holding a string would cost an allocation per id. The ids
+	// first, then the keys if an order has one: the script reads the ids
+	// as one run (one HMGET of them all, no list of its own).
 	for i := range req.Orders {
-		o := &req.Orders[i]
-		args = append(args, &o.ID, &o.Key)
+		args = append(args, &req.Orders[i].ID)
+	}
+	if hasKeys {
+		for i := range req.Orders {
+			args = append(args, &req.Orders[i].Key)
+		}
 	}
 	return args, nil
+}
+
+// settingsArg is the "settings" argument of lua/dispatch.lua for req:
+// "retention|idemTTL|maxCost|floor|dry|keyed", dry and keyed '1' or '0'
+// (keyed: the keys follow the ids), and "|" and the first repeated order id
+// when an id repeats (dispatch.RepeatedOrder; the script fails the batch
+// with DUP at its turn among its checks). The numbers are in ms but
+// maxCost; the floor goes up to whole seconds (a record may stay longer,
+// never less), so that a pool's calls send the same few strings, which
+// the script parses once each (dispatch.lua's settingsOf).
+func (s *Store) settingsArg(req dispatch.DispatchRequest, floor time.Duration, hasKeys bool) string {
+	var buf [96]byte
+	b := strconv.AppendInt(buf[:0], s.retention.Milliseconds(), 10)
+	b = append(b, '|')
+	b = strconv.AppendInt(b, req.IdempotencyTTL.Milliseconds(), 10)
+	b = append(b, '|')
+	b = strconv.AppendInt(b, maxCost(req), 10)
+	b = append(b, '|')
+	b = strconv.AppendInt(b, ((floor + time.Second - 1) / time.Second * time.Second).Milliseconds(), 10)
+	b = append(b, '|', flag(req.DryRun), '|', flag(hasKeys))
+	if id, ok := dispatch.RepeatedOrder(req.Orders); ok {
+		return string(b) + "|" + id
+	}
+	return string(b)
+}
+
+// flag is '1' for true, '0' for false.
+func flag(v bool) byte {
+	if v {
+		return '1'
+	}
+	return '0'
 }
 
 // decodeDispatch reads the reply of lua/dispatch.lua for req: the batch and

@@ -53,8 +53,7 @@ type function struct {
 // passes the keys in the order of keys and the arguments in the order of
 // args.
 var (
-	fnDispatch = &function{name: "dispatch", lua: "dispatchOne", args: []string{"batchId", "now", "retention",
-		"idemKey", "fingerprint", "idemTTL", "dry", "maxCost", "rand", "floor", "n", "orders"},
+	fnDispatch = &function{name: "dispatch", lua: "dispatchOne", args: []string{"batchId", "now", "settings", "idem", "rand", "orders"},
 		keys: []string{keyMeta, keyScales, keyLoad, keyElig, keyOrders, keyOexp,
 			keyBexp, keyStrat, keyTmp, keyLex, keyRing, keyIexp, keyLease, keyLapsed, keyEjq, keyLapq, keyJournal}}
 	fnDispatchMany = &function{name: "dispatch_many", lua: "dispatchMany", args: []string{"m", "batches"},

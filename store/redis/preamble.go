@@ -40,6 +40,7 @@ func preamble(fns []*function) string {
 	b.num("RANDDIGITS", randDigits)
 	b.num("VNODES", balancing.DefaultVNodes)
 	b.num("TAGLEN", tagLen)
+	b.num("IDEMKEYLEN", idemKeyBytes)
 	codes := strategyCodes()
 	b.table("STRATCODE", true, codes)
 	for i := 0; i < len(codes); i += 2 {

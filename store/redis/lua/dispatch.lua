@@ -3,16 +3,21 @@
 -- several in turn.
 --
 -- KEYS: the pool's keys (lib.lua).
--- Arguments (DISPATCH, functions.go; argument a is A[o + D.a], o the
---   batch's offset, 0 for a call of one batch): batchId (for a batch named
---   after its order, batchid.go, ':' and its tag), now ms,
---   retention ms, idemKey (the idempotency key's hash, 12 bytes, '' none;
---   idem.go), fingerprint (its hash, 8 bytes), idemTTL ms, dry ('1' a dry
---   run), maxCost (eligible Scales × orders, for the strategies that read
---   every Scale per order), rand (2n random integers below 2^53, each in
---   RANDDIGITS hex digits, two per order: randPair), floor (the least time
---   in ms that the batch record stays: a re-sent call must still find it;
---   resend.go), n, then orders: n pairs of order id and order key ('' none).
+-- Arguments (DISPATCH, functions.go's fnDispatch, batches.go's
+--   dispatchArgs; argument a is A[o + D.a], o the batch's offset, 0 for a
+--   call of one batch): batchId (for a batch named after its order,
+--   batchid.go, ':' and its tag), now ms, settings (the same string call
+--   after call, settingsOf: "retention|idemTTL|maxCost|floor|dry|keyed",
+--   the times in ms, maxCost eligible Scales × orders for the strategies
+--   that read every Scale per order, floor the least time in ms that the
+--   batch record stays: a re-sent call must still find it, resend.go; dry
+--   '1' a dry run, keyed '1' when the keys follow the ids; then '|' and
+--   an order id that repeats when one does, which fails the batch with
+--   DUP), idem (the idempotency key's hash, IDEMKEYLEN bytes, and its
+--   fingerprint's, 8 bytes, joined; '' none; idem.go), rand (2n random
+--   integers below 2^53, each in RANDDIGITS hex digits, two per order:
+--   randPair), then orders: the n order ids, and when keyed the n order
+--   keys ('' none) after them. n follows from the batch's argument count.
 -- The batch record leaves retentionMs after nowMs, or with an idempotency
 --   key the idempotency TTL after, as the key does; at least floor after.
 --   A named batch lives in its order's record (records.lua's decOrder),
@@ -86,17 +91,36 @@ local function settleFor(cx, now)
   end
 end
 
--- dispatchBatch assigns the batch of arguments A[o + D.batchId …] in call cx
--- (callMeta) and records it; it returns its reply, or an error reply
--- having written nothing of the batch.
-local function dispatchBatch(A, o, cx)
-  local bid, at, ret = A[o + D.batchId], A[o + D.now], num(A[o + D.retention])
-  local now = tonumber(at)
-  cx.now, cx.ret = now, ret
-  local ikey, fp, dry = A[o + D.idemKey], A[o + D.fingerprint], A[o + D.dry] == '1'
-  local n = num(A[o + D.n])
-  -- order i's id is A[ob + 2 * i], its key the argument after
-  local ob = o + D.orders - 2
+-- settingsOf reads a settings argument (see above) into {ret, ttl, cost,
+-- floor, dry, keyed, dup}: a pool's calls send the same few strings, so it
+-- keeps the tables of the last ones it read (which nobody changes).
+local settingsOf = (function()
+  local of, n = {}, 0
+  return function(s)
+    local v = of[s]
+    if v then return v end
+    local f = split(s, '|', 7)
+    v = {ret = tonumber(f[1]), ttl = tonumber(f[2]), cost = tonumber(f[3]), floor = tonumber(f[4]),
+      dry = f[5] == '1', keyed = f[6] == '1', dup = f[7]}
+    if n >= 16 then of, n = {}, 0 end
+    of[s], n = v, n + 1
+    return v
+  end
+end)()
+
+-- dispatchBatch assigns the batch of the c arguments A[o + D.batchId …] in
+-- call cx (callMeta) and records it; it returns its reply, or an error
+-- reply having written nothing of the batch.
+local function dispatchBatch(A, o, c, cx)
+  local bid, at, set = A[o + D.batchId], A[o + D.now], settingsOf(A[o + D.settings])
+  local now, ret, dry = tonumber(at), set.ret, set.dry
+  cx.now, cx.ret, cx.dry = now, ret, dry
+  local ikey, fp = A[o + D.idem], ''
+  if ikey ~= '' then ikey, fp = string.sub(ikey, 1, IDEMKEYLEN), string.sub(ikey, IDEMKEYLEN + 1) end
+  -- order i's id is A[ib + i], its key A[kb + i] (kb nil: no order has one)
+  local ib, n, kb = o + D.orders - 1, c - D.orders + 1, nil
+  if set.keyed then n = n / 2; kb = ib + n end
+  local id1 = n > 0 and A[ib + 1] or nil
   local staleBid
   settleFor(cx, now)
 
@@ -105,13 +129,13 @@ local function dispatchBatch(A, o, cx)
   -- and lives in its order's record (records.lua).
   local tag = string.byte(bid, 1) == 58 and string.sub(bid, 2)
   -- One read for the batch id, the Idempotency-Key and the orders (they
-  -- share K.orders, records.lua): fields {batch, key, order 1, …}, the key's
-  -- '' when there is none.
+  -- share K.orders, records.lua): held = {batch, key, order 1, …}, the
+  -- key's field '' when there is none.
   -- A single order among Scales without maxOrders, with a strategy that
   -- picks it apart (pickers.lua's pickOne), is picked first, so that the
   -- same read takes its Scale's own tail (held[4]); an error of the pick
   -- waits for its turn below.
-  local stale, idList, keys, held, dup
+  local stale, held
   local bf, kf = BFIELD .. bid, ikey ~= '' and IFIELD .. ikey or ''
   local st = STRATEGIES[cx.s]
   local one, oneV
@@ -120,34 +144,26 @@ local function dispatchBatch(A, o, cx)
   end
   if tag then bf = '' end
   if tag and n == 1 then
-    idList, keys = {A[ob + 2]}, {A[ob + 3]}
     if one then
-      local r = redis.call('HMGET', K.orders, idList[1], tailField(one))
+      local r = redis.call('HMGET', K.orders, id1, tailField(one))
       held = {false, false, r[1], r[2]}
     else
-      held = {false, false, redis.call('HGET', K.orders, idList[1])}
+      held = {false, false, redis.call('HGET', K.orders, id1)}
     end
-  elseif n == 1 then
-    idList, keys = {A[ob + 2]}, {A[ob + 3]}
-    if one then
-      held = redis.call('HMGET', K.orders, bf, kf, idList[1], tailField(one))
-    else
-      held = redis.call('HMGET', K.orders, bf, kf, idList[1])
-    end
+  elseif n == 1 and one then
+    held = redis.call('HMGET', K.orders, bf, kf, id1, tailField(one))
+  elseif n <= WRITE then
+    held = redis.call('HMGET', K.orders, bf, kf, unpack(A, ib + 1, ib + n))
   else
-    local seen, fields = {}, {bf, kf}
-    idList, keys = {}, {}
-    for i = 1, n do
-      local id = A[ob + 2 * i]
-      if seen[id] and not dup then dup = id end
-      seen[id] = true
-      idList[i], keys[i], fields[i + 2] = id, A[ob + 2 * i + 1], id
+    held = redis.call('HMGET', K.orders, bf, kf)
+    for i = 1, n, WRITE do
+      local v = redis.call('HMGET', K.orders, unpack(A, ib + i, ib + math.min(i + WRITE - 1, n)))
+      for j = 1, #v do held[i + j + 1] = v[j] end
     end
-    held = hmgetList(K.orders, fields)
   end
-  local h1 = held[3] and decOrder(held[3], idList[1])
+  local h1 = held[3] and decOrder(held[3], id1)
   if tag then
-    local b = namedBatch(idList[1], h1, tag, now, ret)
+    local b = namedBatch(id1, h1, tag, now, ret)
     if b then return {'batch', bid, b} end
   elseif not dry then
     local b = held[1]
@@ -166,12 +182,13 @@ local function dispatchBatch(A, o, cx)
   end
 
   if n == 0 then return fail('EMPTY') end
-  if dup then return fail('DUP', dup) end
+  -- (Go finds a repeated id, batches.go's settingsArg)
+  if set.dup then return fail('DUP', set.dup) end
   for i = 1, n do
     local h = h1
-    if i > 1 then h = held[i + 2] and decOrder(held[i + 2], idList[i]) end
+    if i > 1 then h = held[i + 2] and decOrder(held[i + 2], A[ib + i]) end
     if h then
-      if live(h, now, ret) then return fail('EXISTS', idList[i]) end
+      if live(h, now, ret) then return fail('EXISTS', h.id) end
       -- expired, not yet swept: this batch replaces it
       stale = stale or {}
       stale[#stale + 1] = h
@@ -186,8 +203,8 @@ local function dispatchBatch(A, o, cx)
 
   local rnd, hashKey, maxCost
   if not (st and st.plan) then -- (a plan of the whole batch takes neither)
-    rnd, hashKey = orderPicks(A[o + D.rand], idList, keys)
-    maxCost = num(A[o + D.maxCost])
+    rnd, hashKey = orderPicks(A[o + D.rand], A, kb and A, ib, kb)
+    maxCost = set.cost
   end
   -- c1 is the Scale of a single order
   local plan, failed, c1, comps, cur, first
@@ -205,10 +222,10 @@ local function dispatchBatch(A, o, cx)
 
   local pairs_
   if n == 1 then
-    pairs_ = idList[1] .. ',' .. c1
+    pairs_ = id1 .. ',' .. c1
   else
-    local parts = {}
-    for i = 1, n do parts[2 * i - 1], parts[2 * i] = idList[i], comps[i] end
+    local parts = newList(2 * n)
+    for i = 1, n do parts[2 * i - 1], parts[2 * i] = A[ib + i], comps[i] end
     pairs_ = table.concat(parts, ',')
   end
   if dry then
@@ -216,8 +233,8 @@ local function dispatchBatch(A, o, cx)
   end
 
   local window = ret
-  if ikey ~= '' then window = num(A[o + D.idemTTL]) end
-  local exp = now + math.max(window, num(A[o + D.floor]) or 0)
+  if ikey ~= '' then window = set.ttl end
+  local exp = now + math.max(window, set.floor)
   local expS = fmt(exp)
   local rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. pairs_
   if stale then
@@ -232,14 +249,14 @@ local function dispatchBatch(A, o, cx)
   -- record of its own: its order's record or its ref holds it.
   local q, entry = K.bexp, expS .. '|' .. bid
   if n == 1 then
-    local id = idList[1]
+    local id, key1 = id1, kb and A[kb + 1] or ''
     local chunk, tf, tv, sf, sv = ownAppendOne(c1, id, one and held[4])
     local orec
     if tag then
-      orec = 'a||' .. c1 .. '|' .. chunk .. '|:' .. tag .. STRATCODE[strategy] .. '|' .. hex(now) .. '||' .. keys[1]
+      orec = 'a||' .. c1 .. '|' .. chunk .. '|:' .. tag .. STRATCODE[strategy] .. '|' .. hex(now) .. '||' .. key1
       q = nil -- (no record of its own to expire)
     else
-      orec = 'a||' .. c1 .. '|' .. chunk .. '|' .. bid .. '|' .. at .. '|' .. keys[1]
+      orec = 'a||' .. c1 .. '|' .. chunk .. '|' .. bid .. '|' .. at .. '|' .. key1
     end
     if tag then
       if sf then
@@ -262,7 +279,7 @@ local function dispatchBatch(A, o, cx)
       end
     end
   else
-    local chunkOf, okv = ownAppend(comps, first, n, idList)
+    local chunkOf, okv = ownAppend(comps, first, n, A, ib)
     local bn = (tonumber(cx.bn) or 0) + 1
     cx.bn = bn
     local ref = hex(bn)
@@ -271,11 +288,11 @@ local function dispatchBatch(A, o, cx)
       -- (named after its first order: the ref holds the batch, and no
       -- record of its own expires)
       okv[k + 1] = RFIELD .. ref
-      okv[k + 2] = ':' .. tag .. STRATCODE[strategy] .. '|' .. hex(now) .. '|' .. A[o + D.n] .. '|' .. idList[1]
+      okv[k + 2] = ':' .. tag .. STRATCODE[strategy] .. '|' .. hex(now) .. '|' .. fmt(n) .. '|' .. id1
       okv[k + 3], okv[k + 4] = PFIELD .. ref, pairs_
       q = nil
     else
-      okv[k + 1], okv[k + 2], okv[k + 3], okv[k + 4] = RFIELD .. ref, bid .. '|' .. at .. '|' .. A[o + D.n], bf, rec
+      okv[k + 1], okv[k + 2], okv[k + 3], okv[k + 4] = RFIELD .. ref, bid .. '|' .. at .. '|' .. fmt(n), bf, rec
     end
     if ikey ~= '' then
       okv[k + 5], okv[k + 6] = kf, bid .. fp
@@ -283,9 +300,16 @@ local function dispatchBatch(A, o, cx)
     end
     local pre = 'a' .. ref .. '||'
     k = #okv
-    for i = 1, n do
-      okv[k + 2 * i - 1] = idList[i]
-      okv[k + 2 * i] = pre .. comps[i] .. '|' .. chunkOf[i] .. '|' .. keys[i]
+    if kb then
+      for i = 1, n do
+        okv[k + 2 * i - 1] = A[ib + i]
+        okv[k + 2 * i] = pre .. comps[i] .. '|' .. chunkOf[i] .. '|' .. A[kb + i]
+      end
+    else
+      for i = 1, n do
+        okv[k + 2 * i - 1] = A[ib + i]
+        okv[k + 2 * i] = pre .. comps[i] .. '|' .. chunkOf[i] .. '|'
+      end
     end
     hsetMany(K.orders, okv)
   end
@@ -307,9 +331,9 @@ end
 local function dispatchOne(A)
   local cx, failed = callMeta()
   if not cx then return failed end
-  local r = dispatchBatch(A, 0, cx)
+  local r = dispatchBatch(A, 0, #A, cx)
   if r[1] == 'new' then cx.sw = sweepDue(cx.now, cx.ret, 1, cx.sw) end
   -- (a dry run changes nothing: a settling drops hd, healthIndex)
-  if A[D.dry] ~= '1' then metaFlush(cx) end
+  if not cx.dry then metaFlush(cx) end
   return r
 end

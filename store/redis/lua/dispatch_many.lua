@@ -16,14 +16,15 @@ local function dispatchMany(A)
   local m, o, out = tonumber(A[P.m]), P.batches - 1, {}
   local now, ret, applied = 0, 0, 0
   for j = 1, m do
-    local r = dispatchBatch(A, o + 1, cx)
+    local c = tonumber(A[o + 1])
+    local r = dispatchBatch(A, o + 1, c, cx)
     if r.err then
       r = {'error', r.err}
     elseif r[1] == 'new' then
       now, ret, applied = cx.now, cx.ret, applied + 1
     end
     out[j] = r
-    o = o + 1 + tonumber(A[o + 1])
+    o = o + 1 + c
   end
   -- One sweep per batch applied, as separate calls would have made.
   if applied > 0 then cx.sw = sweepDue(now, ret, applied, cx.sw) end

@@ -60,7 +60,7 @@ local function failReport(A)
 
   local to = plan.comps[1]
   ownDrop(comp, tonumber(ord.chunk, 16), oid)
-  local chunkOf, ownKV = ownAppend(plan.comps, plan.first, 1, {oid})
+  local chunkOf, ownKV = ownAppend(plan.comps, plan.first, 1, {oid}, 0)
   hsetMany(K.orders, ownKV)
   ord.comp, ord.chunk, ord.mv = to, chunkOf[1], ord.mv + 1
   redis.call('HSET', K.orders, oid, encOrder(ord))

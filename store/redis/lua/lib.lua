@@ -400,15 +400,17 @@ local function randPair(s, i)
 end
 
 -- orderPicks returns what planAssign (assign.lua) takes of orders 1..n,
--- ids[i] naming order i and keys[i] its key ('' none): rnd(i), order i's
--- random numbers in s (randPair), and hashKey(i), what consistent-hash
--- hashes, the key, else the id. Every call that picks Scales (dispatch,
--- fail, reassign, tick) takes them so.
-local function orderPicks(s, ids, keys)
+-- ids[io + i] naming order i and keys[ko + i] its key ('' none; keys nil:
+-- no order has one; io and ko 0 when nil): rnd(i), order i's random
+-- numbers in s (randPair), and hashKey(i), what consistent-hash hashes, the
+-- key, else the id. Every call that picks Scales (dispatch, fail, reassign,
+-- tick) takes them so.
+local function orderPicks(s, ids, keys, io, ko)
+  io, ko = io or 0, ko or 0
   local function rnd(i) return randPair(s, i) end
   local function hashKey(i)
-    local k = keys[i]
-    if k == '' then return ids[i] end
+    local k = keys and keys[ko + i] or ''
+    if k == '' then return ids[io + i] end
     return k
   end
   return rnd, hashKey

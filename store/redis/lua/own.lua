@@ -248,13 +248,13 @@ end
 
 -- ownAppend puts orders 1..n, assigned to comps[i], at the tails of their
 -- Scales' own index (first lists the Scales in the order first picked,
--- ids[i] names order i), sealing a tail into its chunk whenever it holds
+-- ids[io + i] names order i), sealing a tail into its chunk whenever it holds
 -- OWN bytes of ids. Returns each order's chunk (hexadecimal) and the HSET
 -- field/value list for K.orders, which the caller writes. It runs once per
 -- Scale a batch touches, so it keeps per-Scale work small: the orders of a
 -- Scale are chained by index (no table per Scale), and the new ids join
 -- the tail as it was read, header and all.
-local function ownAppend(comps, first, n, ids)
+local function ownAppend(comps, first, n, ids, io)
   local head, last, nxt, chunkOf, ownKV, pend = {}, {}, newList(n), newList(n), {}, {}
   for i = 1, n do
     local id = comps[i]
@@ -291,8 +291,9 @@ local function ownAppend(comps, first, n, ids)
         len, np = 0, 0
       end
       np = np + 1
-      pend[np] = ids[i]
-      len = len + #ids[i] + 1
+      local oid = ids[io + i]
+      pend[np] = oid
+      len = len + #oid + 1
       chunkOf[i] = chunk
       i = nxt[i]
     end

@@ -57,7 +57,7 @@ local function reassign(A)
   if not plan then return failed end
   local comps, cur, first = plan.comps, plan.cur, plan.first
 
-  local chunkOf, ownKV = ownAppend(comps, first, n, ids)
+  local chunkOf, ownKV = ownAppend(comps, first, n, ids, 0)
   ownClear(from, read)
   hsetMany(K.orders, ownKV)
 

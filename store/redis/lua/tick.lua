@@ -62,7 +62,7 @@ local function tick(A)
       if plan then
         local comps = plan.comps
         take()
-        local chunkOf, ownKV = ownAppend(comps, plan.first, #ids, ids)
+        local chunkOf, ownKV = ownAppend(comps, plan.first, #ids, ids, 0)
         hsetMany(K.orders, ownKV)
         local okv = {}
         for i, id in ipairs(ids) do
