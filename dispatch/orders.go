@@ -151,11 +151,11 @@ func repeated(seen map[string]struct{}, before []OrderInput, id string) bool {
 		}
 		return false
 	}
-	if _, dup := seen[id]; dup {
-		return true
-	}
+	// One map operation, not a look-up and then an insert: an id already
+	// there leaves the map's length as it was.
+	n := len(seen)
 	seen[id] = struct{}{}
-	return false
+	return len(seen) == n
 }
 
 // CompleteOrder completes one order; durationMs (0 when absent) feeds

@@ -79,7 +79,9 @@ func NewService(store Store, cfg Config) *Service {
 		cfg.Now = time.Now
 	}
 	if cfg.Rand == nil {
-		cfg.Rand = func() uint64 { return rand.Uint64N(1 << 53) }
+		// The low 53 bits of the runtime's generator, as Uint64N(1<<53)
+		// takes them, without its look-up of the global Rand's source.
+		cfg.Rand = func() uint64 { return rand.Uint64() & (1<<53 - 1) }
 	}
 	var namer BatchNamer
 	if cfg.NewID == nil {
