@@ -1,6 +1,9 @@
 # common.sh: what measure.sh, pair.sh, cpu.sh and redis-cpu.sh share; they source it after
 # setting HERE (this directory). Every process a script starts goes in PIDS
-# and is killed on exit.
+# and is killed on exit. PROCS=N runs the servers they start (replicas,
+# no-op and thin services) with GOMAXPROCS=N; unset, Go's default (every
+# core here; in a container its CPU limit rounded up, at least 2). env
+# execs the server, so $! stays its pid.
 
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
@@ -36,7 +39,7 @@ startReplicas() {
   for _ in 1 2; do
     local p
     p=$(freeport)
-    DISPATCHER_ADDR=127.0.0.1:$p DISPATCHER_REDIS_URL=redis://127.0.0.1:$RP \
+    env ${PROCS:+GOMAXPROCS=$PROCS} DISPATCHER_ADDR=127.0.0.1:$p DISPATCHER_REDIS_URL=redis://127.0.0.1:$RP \
       "$dir/dispatcher" >/dev/null 2>&1 & PIDS+=($!) SVC_PIDS+=($!)
     for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$p/healthz" && break; sleep 0.1; done
     SVC=${SVC:+$SVC,}http://127.0.0.1:$p
@@ -51,7 +54,7 @@ startNoops() {
   for _ in 1 2; do
     local p
     p=$(freeport)
-    "$BIN/dispatch-bench" noop -addr "127.0.0.1:$p" >/dev/null 2>&1 & PIDS+=($!) NOOP_PIDS+=($!)
+    env ${PROCS:+GOMAXPROCS=$PROCS} "$BIN/dispatch-bench" noop -addr "127.0.0.1:$p" >/dev/null 2>&1 & PIDS+=($!) NOOP_PIDS+=($!)
     for _ in $(seq 100); do curl -s -o /dev/null -X POST "http://127.0.0.1:$p/" && break; sleep 0.1; done
     NOOP=${NOOP:+$NOOP,}http://127.0.0.1:$p
   done
@@ -67,7 +70,7 @@ startThins() {
   for _ in 1 2; do
     local p
     p=$(freeport)
-    "$BIN/dispatch-bench" thin -addr "127.0.0.1:$p" -redis "redis://127.0.0.1:$RP" -scales 16 >/dev/null 2>&1 & PIDS+=($!) THIN_PIDS+=($!)
+    env ${PROCS:+GOMAXPROCS=$PROCS} "$BIN/dispatch-bench" thin -addr "127.0.0.1:$p" -redis "redis://127.0.0.1:$RP" -scales 16 >/dev/null 2>&1 & PIDS+=($!) THIN_PIDS+=($!)
     for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$p/" && break; sleep 0.1; done
     THIN=${THIN:+$THIN,}http://127.0.0.1:$p
   done

@@ -38,13 +38,15 @@
 # replicas (health ticks) is measured first and printed, to show how
 # little it adds. The orders stay assigned (no completions), as in the
 # issue's figures; IDEM=1 sends an Idempotency-Key with every batch.
+# PROCS=1 runs every replica and thin service with GOMAXPROCS=1 (one P
+# each; see common.sh); unset, Go's default: every core of this machine.
 # Bounded: with the defaults about 5 minutes (7 with BIN_BEFORE); every
 # process it starts is killed on exit. Raw reports and the table go to OUT.
 #
 #   go build -o /tmp/b/dispatcher ./cmd/dispatcher
 #   go build -o /tmp/b/dispatch-bench ./cmd/dispatch-bench
 #   cmd/dispatch-bench/ceiling/redis-cpu.sh
-#   # BIN=/tmp/b BIN_BEFORE= BATCHES="1 100" DUR=3s CPU_ROUNDS=5 ROUNDS=5 ROUND_DUR=4s IDEM=0 BEFORE_REDIS=shared OUT=/tmp/redis-cpu-out
+#   # BIN=/tmp/b BIN_BEFORE= BATCHES="1 100" DUR=3s CPU_ROUNDS=5 ROUNDS=5 ROUND_DUR=4s IDEM=0 BEFORE_REDIS=shared OUT=/tmp/redis-cpu-out PROCS=
 #
 # Before and after in one run: build the older dispatcher from a worktree,
 #   git worktree add /tmp/before <commit> && (cd /tmp/before && go build -o /tmp/before-bin/dispatcher ./cmd/dispatcher)
@@ -69,7 +71,7 @@ mkdir -p "$OUT"
 RAW=$OUT/raw.tsv
 : >"$RAW"
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-echo "redis-cpu.sh: nproc $(nproc), loadavg $(loadavg), $(redis-server --version | cut -d' ' -f3), BIN=$BIN${BIN_BEFORE:+ BIN_BEFORE=$BIN_BEFORE BEFORE_REDIS=$BEFORE_REDIS}" | tee "$OUT/log"
+echo "redis-cpu.sh: nproc $(nproc), loadavg $(loadavg), $(redis-server --version | cut -d' ' -f3), BIN=$BIN${BIN_BEFORE:+ BIN_BEFORE=$BIN_BEFORE BEFORE_REDIS=$BEFORE_REDIS}${PROCS:+ PROCS=$PROCS}" | tee "$OUT/log"
 
 startRedis "$OUT/redis.log"
 VARIANTS=service RP_service=$RP
