@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dispatcher/dispatcher/balancing"
@@ -135,20 +134,23 @@ func flag(v bool) byte {
 }
 
 // decodeDispatch reads the reply of lua/dispatch.lua for req: the batch and
-// whether it is a replay.
+// whether it is a replay. The reply is the record of req's own batch (the
+// id req.BatchID; none for a dry run), or {"replay", batch id, record}.
 func decodeDispatch(req dispatch.DispatchRequest, v any) (dispatch.Batch, bool, error) {
+	if rec, ok := v.(string); ok {
+		bid := req.BatchID
+		if req.DryRun {
+			bid = ""
+		}
+		b, err := decodeBatch(req.Pool, bid, rec)
+		return b, false, err
+	}
 	r, _ := v.([]any)
-	if len(r) != 3 {
+	if len(r) != 3 || asString(r[0]) != "replay" {
 		return dispatch.Batch{}, false, fmt.Errorf("redis: dispatch replied %v", v)
 	}
-	bid := asString(r[1])
-	if strings.HasPrefix(bid, ":") { // (a named batch, dispatchArgs)
-		bid = req.BatchID
-	} else {
-		bid = unpackBatchID(bid)
-	}
-	b, err := decodeBatch(req.Pool, bid, asString(r[2]))
-	return b, asString(r[0]) == "replay", err
+	b, err := decodeBatch(req.Pool, unpackBatchID(asString(r[1])), asString(r[2]))
+	return b, true, err
 }
 
 // GetBatch returns a recorded batch: ErrPoolNotFound, ErrBatchNotFound

@@ -22,10 +22,13 @@
 --   key the idempotency TTL after, as the key does; at least floor after.
 --   A named batch lives in its order's record (records.lua's decOrder),
 --   which outlives that: Go names a batch only where floor <= retention.
--- Reply: {kind, batchId, record}: kind 'new' (recorded now), 'batch' (this
---   batchId was recorded before: a retried call), 'replay' (the batch of the
---   Idempotency-Key) or 'dry' (computed, nothing changed; batchId '');
---   record is a batch record (doc.go). Errors: DISPATCH NOPOOL, INVALID,
+-- Reply: the batch record (doc.go) of the request's batch, recorded now,
+--   or before (a retried call), or computed by a dry run (nothing changed);
+--   or {'replay', batchId, record}, the batch of the Idempotency-Key. (A
+--   string, not a table: Redis answers a table reply for some thousand
+--   instructions more, as it looks for fields err, ok, double and others
+--   in it first.) dispatchBatch also returns true for a batch recorded
+--   now. Errors: DISPATCH NOPOOL, INVALID,
 --   IDEM (no detail: the caller knows its key), EMPTY, DUP, EXISTS, NOELIG, CAP (a Scale could pass MAXCOUNT),
 --   STRATEGY, TOOEXPENSIVE, LAYOUT (a pool of an earlier layout, lib.lua).
 --
@@ -109,8 +112,9 @@ local settingsOf = (function()
 end)()
 
 -- dispatchBatch assigns the batch of the c arguments A[o + D.batchId …] in
--- call cx (callMeta) and records it; it returns its reply, or an error
--- reply having written nothing of the batch.
+-- call cx (callMeta) and records it; it returns its reply and true, or a
+-- reply of a batch it did not record now (an error having written nothing
+-- of the batch).
 local function dispatchBatch(A, o, c, cx)
   local bid, at, set = A[o + D.batchId], A[o + D.now], settingsOf(A[o + D.settings])
   local now, ret, dry = tonumber(at), set.ret, set.dry
@@ -164,10 +168,10 @@ local function dispatchBatch(A, o, c, cx)
   local h1 = held[3] and decOrder(held[3], id1)
   if tag then
     local b = namedBatch(id1, h1, tag, now, ret)
-    if b then return {'batch', bid, b} end
+    if b then return b end
   elseif not dry then
     local b = held[1]
-    if b and batchLive(b, now) then return {'batch', bid, b} end
+    if b and batchLive(b, now) then return b end
     if held[2] then
       -- The key is held while its batch is (idemBatch); a batch past its
       -- time that it still names leaves as this batch takes the key.
@@ -229,7 +233,7 @@ local function dispatchBatch(A, o, c, cx)
     pairs_ = table.concat(parts, ',')
   end
   if dry then
-    return {'dry', '', at .. '|0|' .. strategy .. '|' .. pairs_}
+    return at .. '|0|' .. strategy .. '|' .. pairs_
   end
 
   local window = ret
@@ -323,7 +327,7 @@ local function dispatchBatch(A, o, c, cx)
     local t = tonumber(cx.sw)
     if t and exp < t then cx.sw = expS end
   end
-  return {'new', bid, rec}
+  return rec, true
 end
 
 -- dispatchOne is the call of one batch: dispatchBatch, then a sweep of
@@ -331,8 +335,8 @@ end
 local function dispatchOne(A)
   local cx, failed = callMeta()
   if not cx then return failed end
-  local r = dispatchBatch(A, 0, #A, cx)
-  if r[1] == 'new' then cx.sw = sweepDue(cx.now, cx.ret, 1, cx.sw) end
+  local r, new = dispatchBatch(A, 0, #A, cx)
+  if new then cx.sw = sweepDue(cx.now, cx.ret, 1, cx.sw) end
   -- (a dry run changes nothing: a settling drops hd, healthIndex)
   if not cx.dry then metaFlush(cx) end
   return r

@@ -17,11 +17,11 @@ local function dispatchMany(A)
   local now, ret, applied = 0, 0, 0
   for j = 1, m do
     local c = tonumber(A[o + 1])
-    local r = dispatchBatch(A, o + 1, c, cx)
-    if r.err then
-      r = {'error', r.err}
-    elseif r[1] == 'new' then
+    local r, new = dispatchBatch(A, o + 1, c, cx)
+    if new then
       now, ret, applied = cx.now, cx.ret, applied + 1
+    elseif type(r) == 'table' and r.err then
+      r = {'error', r.err}
     end
     out[j] = r
     o = o + 1 + c
