@@ -66,12 +66,14 @@ func TestLuaKeys(t *testing.T) {
 	}
 
 	// The preamble binds each function's keys in the order the Go call
-	// passes them.
-	bind := regexp.MustCompile(`(?m)^  BIND\['(\w+)'\] = function\(keys\)\n    k = k or keyTable\('\w+'\)\n((?:    k\.\w+ = keys\[\d+\].*\n)*)    K = k$`)
+	// passes them: the pool's when the first key changed, then the call's.
+	bind := regexp.MustCompile(`(?m)^  BIND\['(\w+)'\] = function\(keys\)\n    k = k or keyTable\('\w+'\)\n` +
+		`    if keys\[1\] ~= k1 then\n      k1 = keys\[1\]\n((?:      k\.\w+ = keys\[\d+\]\n)*)    end\n` +
+		`((?:    k\.\w+ = keys\[\d+\] or false\n)?)    K = k$`)
 	key := regexp.MustCompile(`k\.(\w+) = keys\[(\d+)\]`)
 	bound := map[string][]string{}
 	for _, m := range bind.FindAllStringSubmatch(lib.code, -1) {
-		for _, k := range key.FindAllStringSubmatch(m[2], -1) {
+		for _, k := range key.FindAllStringSubmatch(m[2]+m[3], -1) {
 			if i, _ := strconv.Atoi(k[2]); i != len(bound[m[1]])+1 {
 				t.Fatalf("%s binds K.%s to keys[%s], want keys[%d]", m[1], k[1], k[2], len(bound[m[1]])+1)
 			}

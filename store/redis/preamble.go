@@ -73,19 +73,28 @@ func preamble(fns []*function) string {
 	b.line("-- K names the keys of the function being run: BIND[name] binds it, at")
 	b.line("-- the function's entry (functions.lua), to the keys functions.go declares")
 	b.line("-- for it, in that order; K.<name> of a key it does not declare raises.")
+	b.line("-- A pool's keys are its prefix and fixed names (keys.go), so the first")
+	b.line("-- names them all: they are bound again only when it changes (a call of")
+	b.line("-- another pool), the call's key (a token's) at every call.")
 	b.line("local K")
 	b.line("local BIND = {}")
 	for _, fn := range fns {
 		b.line("do")
-		b.line("  local k")
+		b.line("  local k, k1")
 		b.line(fmt.Sprintf("  BIND[%s] = function(keys)", luaQuote(fn.name)))
 		b.line(fmt.Sprintf("    k = k or keyTable(%s)", luaQuote(fn.name)))
+		b.line("    if keys[1] ~= k1 then")
+		b.line("      k1 = keys[1]")
 		for i, key := range fn.keys {
-			tail := ""
-			if key == keyCall {
-				tail = " or false" // a call without a token passes none
+			if key != keyCall {
+				b.line(fmt.Sprintf("      k.%s = keys[%d]", key, i+1))
 			}
-			b.line(fmt.Sprintf("    k.%s = keys[%d]%s", key, i+1, tail))
+		}
+		b.line("    end")
+		for i, key := range fn.keys {
+			if key == keyCall { // a call without a token passes none
+				b.line(fmt.Sprintf("    k.%s = keys[%d] or false", key, i+1))
+			}
 		}
 		b.line("    K = k")
 		b.line("  end")
