@@ -140,13 +140,13 @@ local function dispatchBatch(A, o, c, cx)
   -- same read takes its Scale's own tail (held[4]); an error of the pick
   -- waits for its turn below.
   local stale, held
-  local bf, kf = BFIELD .. bid, ikey ~= '' and IFIELD .. ikey or ''
+  local bf, kf = '', ikey ~= '' and IFIELD .. ikey or ''
+  if not tag then bf = BFIELD .. bid end
   local st = STRATEGIES[cx.s]
   local one, oneV
   if n == 1 and not dry and cx.r == 0 and cx.u > 0 and st and st.pickOne then
     one, oneV = st.pickOne()
   end
-  if tag then bf = '' end
   if tag and n == 1 then
     if one then
       local r = redis.call('HMGET', K.orders, id1, tailField(one))
@@ -224,15 +224,16 @@ local function dispatchBatch(A, o, c, cx)
     c1 = comps[1]
   end
 
+  -- (a single order's assignment goes into its records' strings as they
+  -- are made: a string less)
   local pairs_
-  if n == 1 then
-    pairs_ = id1 .. ',' .. c1
-  else
+  if n > 1 then
     local parts = newList(2 * n)
     for i = 1, n do parts[2 * i - 1], parts[2 * i] = A[ib + i], comps[i] end
     pairs_ = table.concat(parts, ',')
   end
   if dry then
+    if n == 1 then return at .. '|0|' .. strategy .. '|' .. id1 .. ',' .. c1 end
     return at .. '|0|' .. strategy .. '|' .. pairs_
   end
 
@@ -240,7 +241,12 @@ local function dispatchBatch(A, o, c, cx)
   if ikey ~= '' then window = set.ttl end
   local exp = now + math.max(window, set.floor)
   local expS = fmt(exp)
-  local rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. pairs_
+  local rec
+  if n == 1 then
+    rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. id1 .. ',' .. c1
+  else
+    rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. pairs_
+  end
   if stale then
     for _, h in ipairs(stale) do refDrop(h.ref, h.id) end
   end
@@ -251,7 +257,7 @@ local function dispatchBatch(A, o, c, cx)
   -- orders also its ref, which a single order's record holds itself
   -- (records.lua's decOrder). A batch named after its first order has no
   -- record of its own: its order's record or its ref holds it.
-  local q, entry = K.bexp, expS .. '|' .. bid
+  local q, entry = K.bexp, nil -- (the queue and its entry, made below)
   if n == 1 then
     local id, key1 = id1, kb and A[kb + 1] or ''
     local chunk, tf, tv, sf, sv = ownAppendOne(c1, id, one and held[4])
@@ -323,7 +329,7 @@ local function dispatchBatch(A, o, c, cx)
 
   -- Each queue holds one window (records.lua's sweep); a queue that was empty
   -- has a new head, which meta's sw must cover.
-  if q and redis.call('RPUSH', q, entry) == 1 then
+  if q and redis.call('RPUSH', q, entry or expS .. '|' .. bid) == 1 then
     local t = tonumber(cx.sw)
     if t and exp < t then cx.sw = expS end
   end
