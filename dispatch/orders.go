@@ -100,6 +100,7 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 	req := DispatchRequest{
 		Pool:           in.Pool,
 		Orders:         orders,
+		UniqueIDs:      true,
 		Now:            s.now(),
 		Rand:           rnd,
 		IdempotencyKey: in.IdempotencyKey,

@@ -137,7 +137,11 @@ type DispatchRequest struct {
 	BatchID string
 	// Orders all have ids, unique within the batch.
 	Orders []OrderInput
-	Now    time.Time
+	// UniqueIDs says that the Service has checked that no two orders share
+	// an id (RepeatedOrder), so that a store need not check it again. A
+	// request without it is checked by the store (ErrDuplicateOrder).
+	UniqueIDs bool
+	Now       time.Time
 	// Rand holds two uniform integers in [0, 2^53) per order, for the
 	// strategies that draw at random.
 	Rand []uint64

@@ -53,7 +53,7 @@ func TestDispatchArgsLen(t *testing.T) {
 
 // TestSettingsArg: the settings argument is the same string call after
 // call (the floor goes up to whole seconds), and names the first repeated
-// order id after them.
+// order id after them, unless the Service has checked the ids.
 func TestSettingsArg(t *testing.T) {
 	s := &Store{retention: time.Hour}
 	req := dispatch.DispatchRequest{Orders: []dispatch.OrderInput{{ID: "a"}, {ID: "b"}}, IdempotencyTTL: time.Minute, MaxCost: 7}
@@ -76,5 +76,11 @@ func TestSettingsArg(t *testing.T) {
 		if got := s.settingsArg(req, time.Second, false); got != "3600000|60000|7|1000|0|0|o" {
 			t.Errorf("%d orders, one repeated: settings %q", n, got)
 		}
+		// (the Service's requests are checked: UniqueIDs)
+		req.UniqueIDs = true
+		if got := s.settingsArg(req, time.Second, false); got != "3600000|60000|7|1000|0|0" {
+			t.Errorf("%d orders marked UniqueIDs: settings %q", n, got)
+		}
+		req.UniqueIDs = false
 	}
 }

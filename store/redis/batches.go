@@ -104,8 +104,9 @@ func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest, floor tim
 // settingsArg is the "settings" argument of lua/dispatch.lua for req:
 // "retention|idemTTL|maxCost|floor|dry|keyed", dry and keyed '1' or '0'
 // (keyed: the keys follow the ids), and "|" and the first repeated order id
-// when an id repeats (dispatch.RepeatedOrder; the script fails the batch
-// with DUP at its turn among its checks). The numbers are in ms but
+// when an id repeats (dispatch.RepeatedOrder, unless the Service has
+// checked them: req.UniqueIDs; the script fails the batch with DUP at its
+// turn among its checks). The numbers are in ms but
 // maxCost; the floor goes up to whole seconds (a record may stay longer,
 // never less), so that a pool's calls send the same few strings, which
 // the script parses once each (dispatch.lua's settingsOf).
@@ -119,6 +120,9 @@ func (s *Store) settingsArg(req dispatch.DispatchRequest, floor time.Duration, h
 	b = append(b, '|')
 	b = strconv.AppendInt(b, ((floor + time.Second - 1) / time.Second * time.Second).Milliseconds(), 10)
 	b = append(b, '|', flag(req.DryRun), '|', flag(hasKeys))
+	if req.UniqueIDs {
+		return string(b)
+	}
 	if id, ok := dispatch.RepeatedOrder(req.Orders); ok {
 		return string(b) + "|" + id
 	}

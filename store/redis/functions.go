@@ -53,6 +53,10 @@ type function struct {
 // passes the keys in the order of keys and the arguments in the order of
 // args.
 var (
+	// A dispatch passes its order ids as one run and their keys as a
+	// second only when an order has one, and what is the same call after
+	// call as one settings string (lua/dispatch.lua's header, batches.go's
+	// dispatchArgs): a single order passes 6 arguments.
 	fnDispatch = &function{name: "dispatch", lua: "dispatchOne", args: []string{"batchId", "now", "settings", "idem", "rand", "orders"},
 		keys: []string{keyMeta, keyScales, keyLoad, keyElig, keyOrders, keyOexp,
 			keyBexp, keyStrat, keyTmp, keyLex, keyRing, keyIexp, keyLease, keyLapsed, keyEjq, keyLapq, keyJournal}}
