@@ -67,6 +67,9 @@
 //	       dispatch leaves the record as it is)
 //	order  <state><ref>[+moves]|doneAt|compId|chunk|key
 //	       (state a assigned, c completed, x cancelled; ref and chunk hexadecimal;
+//	       chunk the own index's chunk that holds it, by its batch's
+//	       token while it has not moved (layout 8), and "." and the
+//	       chunk where its batch, named by a UUID, has no token;
 //	       moves how often it moved to another Scale, absent for none;
 //	       doneAt empty while assigned; the key last, as it may hold '|')
 //	       or, in a batch of one, which has no ref, named after its
@@ -82,14 +85,21 @@
 //	       for a batch named after its first order (layout 7)
 //	       :<tag><strategy>|createdAt|orders|first orderId (createdAt
 //	       hexadecimal), its assignments beside it ("|p" and the ref:
-//	       orderId,compId,…) until its first order leaves
+//	       orderId,compId,…) as long as the ref
+//	own    tail  tailChunk|lowChunk|prev[.w]|entry,entry,…,
+//	       chunk prev|next|entry,entry,…,
+//	       (hexadecimal; an entry is an order id or, for a batch named
+//	       after its first order, ~ref.k, a token for its k orders on
+//	       that Scale (layout 8); w the orders the tail's tokens stood
+//	       for; lua/own.lua)
 //	key    batchId and the fingerprint's 8-byte hash (an Idempotency-Key)
 //
 // A pool's records share one hash, orders (layout 6): an order under its
 // id, a batch under "|b" and its id, a ref under "|r" and the ref, a key
 // under "|i" and its 12-byte hash, a named batch's assignments under
 // "|p" and its ref, the own index's tails and chunks under
-// "|o" (keys.go). No id holds '|', so the kinds cannot meet, and a single
+// "|o" and the compId (the tail) or the compId, a space and the chunk
+// (keys.go). No id holds '|', so the kinds cannot meet, and a single
 // order's dispatch reads its batch, key and order with one HMGET and
 // writes them with its Scale's own tail in one HSET.
 //
@@ -105,15 +115,27 @@
 // a retention shorter than a re-send's floor (resend.go), is named by a
 // UUID and keeps its record and queue entry.
 //
-// An outstanding order costs Redis about 135 bytes with 12-byte ids in
+// A Scale's own index (layout 8) lists a batch of several named after its
+// first order by one token per Scale, "~ref.k", not by each order's id: a
+// dispatch of 100 orders over 16 Scales writes 16 short entries. Readers
+// (ListScaleOrders, Reassign, DeleteScale, ticks) expand a token through
+// the batch's assignments, which stay with the ref until the batch's last
+// order leaves, and keep the orders whose record says they are still on
+// that Scale through it (assigned there and never moved); an order that
+// leaves takes one from k, and one that moves is listed by its id where it
+// goes. A single order, an order that moved and a batch named by a UUID
+// are listed by their ids.
+//
+// An outstanding order costs Redis about 117 bytes with 12-byte ids in
 // batches of 1,000 (TestBytesPerOrder measures it): its hash entry with a
-// record of about 15 bytes, its id and compId in the batch record, its id in
-// the own index. The batch id and the time, shared by the whole batch, live
-// once in its ref; a batch is one string rather than a hash entry per order.
-// A batch of one named after its order costs about 120: its order's hash
-// entry (at least 24 bytes of entry, its field and its record in
-// jemalloc's size classes, and a slot of the table) and its id in the own
-// index; an order in batches of 10, about 140-145. A batch id that is a UUID is kept in 23 characters rather than
+// record of about 15 bytes, its id and compId in the batch's assignments,
+// and a share of its Scale's token. The batch id and the time, shared by
+// the whole batch, live once in its ref; a batch is one string rather than
+// a hash entry per order. A batch of one named after its order costs about
+// 120-130: its order's hash entry (at least 24 bytes of entry, its field
+// and its record in jemalloc's size classes, and a slot of the table) and
+// its id in the own index; an order in batches of 10, about 137, of 100
+// about 127. A batch id that is a UUID is kept in 23 characters rather than
 // 36 (batchid.go).
 //
 // # Retention

@@ -57,10 +57,29 @@ func records(t testing.TB, c goredis.UniversalClient, pool string) map[string]in
 	return n
 }
 
+// tokenOrders sums the orders that the tokens ("~ref.k") of an own-index
+// list stand for.
+func tokenOrders(t testing.TB, list string) int64 {
+	var n int64
+	for _, e := range strings.Split(list, ",") {
+		if tok, ok := strings.CutPrefix(e, "~"); ok {
+			_, ks, _ := strings.Cut(tok, ".")
+			k, err := strconv.ParseInt(ks, 16, 64)
+			if err != nil {
+				t.Fatalf("own index token %q", e)
+			}
+			n += k
+		}
+	}
+	return n
+}
+
 // checkOwnIndex checks that each Scale's own index lists exactly its
-// assigned orders, each in the chunk its record names, and that its sealed
-// chunks form one list, linked both ways, from the lowest chunk, which
-// holds an order, to the tail.
+// assigned orders, each once, in the chunk its record names: by its id, or
+// by its batch's token, whose count is the number of the batch's orders
+// still there through it (own.lua); and that its sealed chunks form one
+// list, linked both ways, from the lowest chunk, which holds an order, to
+// the tail.
 func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, pool string) {
 	t.Helper()
 	ctx := context.Background()
@@ -77,15 +96,17 @@ func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, p
 		return v
 	}
 	listed := make(map[string]int64)
+	seen := make(map[string]bool) // the orders listed, each once
 	type tail struct{ ct, cl, p int64 }
 	type sealed struct{ p, n int64 }
 	tails := make(map[string]tail)
 	chunks := make(map[string]map[int64]sealed)
+	orders := poolKey(pool, "orders")
 	for field, v := range fields {
 		comp, chunk, isSealed := strings.Cut(field, " ")
 		var list string
 		if !isSealed {
-			// the tail: "ct|cl|p|id,id,…,"
+			// the tail: "ct|cl|p[.w]|e,e,…,"
 			f := strings.SplitN(v, "|", 4)
 			if len(f) != 4 {
 				t.Fatalf("own index tail of %s: %q", comp, v)
@@ -95,10 +116,14 @@ func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, p
 			if cerr != nil || lerr != nil || cl > ct {
 				t.Fatalf("own index tail of %s: %q", comp, v)
 			}
-			tails[comp] = tail{ct, cl, ptr(f[2], ct-1)}
+			p, w, hasW := strings.Cut(f[2], ".")
+			tails[comp] = tail{ct, cl, ptr(p, ct-1)}
 			chunk, list = f[0], f[3]
+			if tw := tokenOrders(t, list); hasW && ptr(w, 0) < tw || !hasW && tw > 0 {
+				t.Errorf("own index tail of %s: %q: w below its tokens' %d orders", comp, v, tw)
+			}
 		} else {
-			// a sealed chunk: "p|n|id,id,…,", never empty
+			// a sealed chunk: "p|n|e,e,…,", never empty
 			f := strings.SplitN(v, "|", 3)
 			x, err := strconv.ParseInt(chunk, 16, 64)
 			if len(f) != 3 || err != nil || f[2] == "" {
@@ -113,18 +138,57 @@ func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, p
 		if list == "" {
 			continue
 		}
-		ids := strings.Split(strings.TrimSuffix(list, ","), ",")
-		recs, err := c.HMGet(ctx, poolKey(pool, "orders"), ids...).Result()
-		if err != nil {
-			t.Fatalf("HMGET orders: %v", err)
-		}
-		for i, rec := range recs {
-			// "<state><ref>|doneMs|compId|chunk|key"
-			f := strings.SplitN(fmt.Sprint(rec), "|", 5)
-			if len(f) != 5 || f[0][0] != 'a' || f[2] != comp || f[3] != chunk {
-				t.Fatalf("own index of %s lists %s in chunk %s: record %v", comp, ids[i], chunk, rec)
+		for _, e := range strings.Split(strings.TrimSuffix(list, ","), ",") {
+			// an order's id, or a token "~ref.k" of k orders of a batch
+			ids, ref, k := []string{e}, "", int64(1)
+			if tok, ok := strings.CutPrefix(e, "~"); ok {
+				r, ks, _ := strings.Cut(tok, ".")
+				ref, k = r, ptr(ks, 0)
+				pairs, err := c.HGet(ctx, orders, "|p"+ref).Result()
+				if err != nil || k <= 0 {
+					t.Fatalf("own index of %s: token %s of assignments %q: %v", comp, e, pairs, err)
+				}
+				ids = nil
+				pf := strings.Split(pairs, ",")
+				for i := 0; i+1 < len(pf); i += 2 {
+					if pf[i+1] == comp {
+						ids = append(ids, pf[i])
+					}
+				}
 			}
-			listed[comp]++
+			recs, err := c.HMGet(ctx, orders, ids...).Result()
+			if err != nil {
+				t.Fatalf("HMGET orders: %v", err)
+			}
+			var n int64
+			for i, rec := range recs {
+				// "<state><ref>[+moves]|doneAt|compId|chunk|key"
+				f := strings.SplitN(fmt.Sprint(rec), "|", 5)
+				if len(f) != 5 || f[0][0] != 'a' || f[2] != comp {
+					if ref == "" {
+						t.Fatalf("own index of %s lists %s in chunk %s: record %v", comp, ids[i], chunk, rec)
+					}
+					continue // (a token's order that has left)
+				}
+				head, moved := f[0][1:], strings.Contains(f[0], "+")
+				byToken := head != "" && !moved && !strings.HasPrefix(f[3], ".")
+				if ref != "" {
+					if !byToken || head != ref || f[3] != chunk {
+						continue // (moved since, or back by its own id)
+					}
+				} else if byToken || strings.TrimPrefix(f[3], ".") != chunk {
+					t.Fatalf("own index of %s lists %s by its id in chunk %s: record %v", comp, ids[i], chunk, rec)
+				}
+				if seen[ids[i]] {
+					t.Fatalf("own index lists %s twice (%s, chunk %s)", ids[i], comp, chunk)
+				}
+				seen[ids[i]] = true
+				n++
+			}
+			if n != k {
+				t.Fatalf("own index of %s: entry %s of chunk %s stands for %d assigned orders, want %d", comp, e, chunk, n, k)
+			}
+			listed[comp] += n
 		}
 	}
 	// The sealed chunks of a Scale are one list from cl to the tail: n

@@ -32,18 +32,22 @@ const (
 	// of several named after its first order (layout 7, batchid.go) has no
 	// batch record: its ref is ":<tag><strategy code>|createdAt ms in
 	// hexadecimal|orders|first orderId", and fieldPairs+ref →
-	// "orderId,compId,…" its assignments as first answered, kept until its
-	// first order leaves (which is after the batch's window),
-	// and fieldIdem+the first 12 bytes of the SHA-256 of an
+	// "orderId,compId,…" its assignments as first answered, kept with the
+	// ref, until its last order leaves (the own index's tokens read them,
+	// layout 8), and fieldIdem+the first 12 bytes of the SHA-256 of an
 	// Idempotency-Key → batchId and the first 8 bytes of the SHA-256 of
 	// the request's fingerprint (idem.go), held while the batch it names
 	// is; and the own index, each Scale's assigned orders, oldest first,
 	// in chunks (for DeleteScale with force, Reassign and
-	// ListScaleOrders): fieldOwn+compId → "tailChunk|lowChunk|prev|id,id,…,"
-	// the tail, fieldOwn+"compId chunk" → "prev|next|id,id,…," the sealed
+	// ListScaleOrders): fieldOwn+compId → "tailChunk|lowChunk|prev[.w]|e,e,…,"
+	// the tail, fieldOwn+"compId chunk" → "prev|next|e,e,…," the sealed
 	// chunks below it, linked through the chunks before and after that
-	// hold orders ('' for the next number); a tail of 256 bytes of ids is
-	// sealed before the next order joins it (lua/own.lua).
+	// hold orders ('' for the next number); an entry e is an order id or,
+	// for a batch named after its first order, one token "~ref.k" per
+	// Scale for its k orders there (layout 8), w the orders the tail's
+	// tokens stood for; a tail of 256 bytes of entries, or whose tokens
+	// stood for 256 orders, is sealed before the next entry joins it
+	// (lua/own.lua).
 	keyOrders = "orders"
 	// keyOexp LIST: "expiresMs|orderId", orders as they complete or cancel.
 	keyOexp = "oexp"
@@ -173,7 +177,7 @@ var poolFields = []string{
 // build reads and writes, in meta's metaLayout. Pools of earlier layouts
 // have another or none: a dispatch refuses them (the other calls fail on
 // their records), see docs/operations.md, Upgrades.
-const layout = "7"
+const layout = "8"
 
 // poolPrefix is what every key of pool begins with.
 func poolPrefix(pool string) string { return "dispatch:{pool:" + pool + "}:" }

@@ -117,8 +117,8 @@ func TestBatchNames(t *testing.T) {
 // TestNamedBatchOfSeveralRecord dispatches a batch of three orders named
 // after its first (layout 7): it has a ref, ":<tag><strategy code>|
 // <createdAt, hexadecimal>|3|m1", and its assignments beside it, and no
-// batch record nor queue entry; the assignments leave with its first
-// order, the ref with its last.
+// batch record nor queue entry; the assignments, which its own-index token
+// reads (layout 8), leave with the ref, with its last order.
 func TestNamedBatchOfSeveralRecord(t *testing.T) {
 	c, st, _ := poolOfA(t)
 	ctx := context.Background()
@@ -141,8 +141,8 @@ func TestNamedBatchOfSeveralRecord(t *testing.T) {
 	if p, _ := c.HGet(ctx, poolKey("p", "orders"), "|p1").Result(); p != "m1,A,m2,A,m3,A" {
 		t.Errorf("assignments: %q, want m1,A,m2,A,m3,A", p)
 	}
-	// m1 and m2 finish; once m1 has left (retention 24 h), so have the
-	// assignments; m3 keeps the ref.
+	// m1 and m2 finish and leave (retention 24 h); m3 keeps the ref and
+	// the assignments, which its Scale's token reads.
 	for _, id := range []string{"m1", "m2"} {
 		if _, err := st.Cancel(ctx, "p", id, t0); err != nil {
 			t.Fatal(err)
@@ -152,12 +152,16 @@ func TestNamedBatchOfSeveralRecord(t *testing.T) {
 	if _, _, err := st.PutScale(ctx, "p", "A", dispatch.ScaleSpec{}, later); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := orderFields(t, c, "p"), "[m3 |oA |r1]"; got != want {
+	if got, want := orderFields(t, c, "p"), "[m3 |oA |p1 |r1]"; got != want {
 		t.Errorf("fields of orders after m1 and m2 left: %s, want %s", got, want)
 	}
 	if o, err := st.GetOrder(ctx, "p", "m3", later); err != nil || o.BatchID != req.BatchID || !o.AssignedAt.Equal(t0) {
 		t.Errorf("GetOrder m3: %+v, %v; want batch %s at %v", o, err, req.BatchID, t0)
 	}
+	if page, _, err := st.ListScaleOrders(ctx, "p", "A", dispatch.Page{}); err != nil || len(page) != 1 || page[0].ID != "m3" {
+		t.Errorf("ListScaleOrders A: %v, %v; want m3", page, err)
+	}
+	checkOwnIndex(t, c, st, "p")
 	if _, err := st.Cancel(ctx, "p", "m3", later); err != nil {
 		t.Fatal(err)
 	}

@@ -107,10 +107,11 @@ func TestNamedCoalesced(t *testing.T) {
 
 // TestNamedStaleFirstOrder: the first order of a named batch of two
 // completes; after the retention, before any sweep, a new batch of that
-// order id replaces its record. The old batch's assignments leave with
-// it, its ref stays for the other order, which still names the old batch
-// (404 now, its window over); the new batch reads back, and once both
-// orders have left, nothing of either batch is left.
+// order id replaces its record. The old batch's ref and assignments stay
+// for the other order (its Scale's token reads them, layout 8), which
+// still names the old batch (404 now, its window over) and is listed once;
+// the new batch reads back, and once both orders have left, nothing of
+// either batch is left.
 func TestNamedStaleFirstOrder(t *testing.T) {
 	c, st, _ := poolOfA(t)
 	ctx := context.Background()
@@ -134,8 +135,12 @@ func TestNamedStaleFirstOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := all["|p1"]; ok {
-		t.Errorf("the old batch's assignments stayed after its first order was replaced: %v", all)
+	if all["|p1"] != "m1,A,m2,A" {
+		t.Errorf("the old batch's assignments after its first order was replaced: %v", all)
+	}
+	checkOwnIndex(t, c, st, "p")
+	if page, _, err := st.ListScaleOrders(ctx, "p", "A", dispatch.Page{}); err != nil || len(page) != 2 || page[0].ID != "m2" || page[1].ID != "m1" {
+		t.Errorf("ListScaleOrders A: %v, %v; want m2 (the old batch's token), m1", page, err)
 	}
 	if want := fmt.Sprintf(":0000000000aaa|%x|1|m1", t0.UnixMilli()); all["|r1"] != want {
 		t.Errorf("the old batch's ref: %q, want %q", all["|r1"], want)

@@ -90,12 +90,13 @@ func TestOwnIndexSkipsEmptiedChunks(t *testing.T) {
 	checkOwnIndex(t, c, st, "p")
 }
 
-// TestOwnIndexRandomWalk runs a seeded random mix of dispatches,
-// completions, cancellations, reassignments and forced deletes over three
-// Scales with long ids (few per chunk, so chunks seal, empty and go in
-// every order), and checks the own index after each step: its links, and
-// that a paged listing of each Scale gives exactly its assigned orders,
-// oldest first.
+// TestOwnIndexRandomWalk runs a seeded random mix of dispatches (batches
+// named after their first order, listed by tokens, and batches named by a
+// UUID, listed by ids), completions, cancellations, failure reports,
+// reassignments and forced deletes over three Scales with long ids (few
+// per chunk, so chunks seal, empty and go in every order), and checks the
+// own index after each step: its links, its tokens' counts, and that a
+// paged listing of each Scale gives exactly its assigned orders, each once.
 func TestOwnIndexRandomWalk(t *testing.T) {
 	srv := redistest.Start(t)
 	c := newClient(t, srv)
@@ -132,6 +133,9 @@ func TestOwnIndexRandomWalk(t *testing.T) {
 			for i := range req.Orders {
 				req.Orders[i].ID = fmt.Sprintf("order-%03d-%02d-%s", step, i, strings.Repeat("x", 40))
 			}
+			if rng.IntN(3) > 0 { // named after its first order
+				req.BatchID = st.BatchID(req)
+			}
 			b, _, err := st.Dispatch(ctx, req)
 			if err != nil {
 				t.Fatal(err)
@@ -149,12 +153,24 @@ func TestOwnIndexRandomWalk(t *testing.T) {
 			if _, _, err := st.Complete(ctx, "p", cs, now); err != nil {
 				t.Fatal(err)
 			}
-		case op < 8: // cancel one
+		case op < 8 && rng.IntN(2) == 0: // cancel one
 			for _, id := range pick(1) {
 				if _, err := st.Cancel(ctx, "p", id, now); err != nil {
 					t.Fatal(err)
 				}
 				drop(id)
+			}
+		case op < 8: // a failure report moves some to another Scale
+			for _, id := range pick(1 + rng.IntN(3)) {
+				fr, err := st.Fail(ctx, dispatch.FailRequest{Pool: "p", OrderID: id, CompID: owner[id], Now: now,
+					Rand: []uint64{rng.Uint64N(1 << 53), rng.Uint64N(1 << 53)}, MaxCost: dispatch.DefaultMaxCost})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !fr.Moved {
+					t.Fatalf("failure report of %s on %s moved nothing", id, owner[id])
+				}
+				owner[id] = fr.Order.CompID
 			}
 		case op < 9: // a Scale goes down, its orders move, it comes back
 			from := scales[rng.IntN(len(scales))]

@@ -248,7 +248,7 @@ local function dispatchBatch(A, o, c, cx)
     rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. pairs_
   end
   if stale then
-    for _, h in ipairs(stale) do refDrop(h.ref, h.id) end
+    for _, h in ipairs(stale) do refDrop(h.ref) end
   end
   if staleBid then redis.call('HDEL', K.orders, BFIELD .. staleBid) end
 
@@ -289,10 +289,22 @@ local function dispatchBatch(A, o, c, cx)
       end
     end
   else
-    local chunkOf, okv = ownAppend(comps, first, n, A, ib)
     local bn = (tonumber(cx.bn) or 0) + 1
     cx.bn = bn
     local ref = hex(bn)
+    -- The own index: a batch named after its first order is one token per
+    -- Scale (own.lua's ownAppendTok), its orders' records that token's
+    -- chunk; a batch named by a UUID, one id per order, its records the
+    -- chunk written '.' and the chunk (own.lua's ownAt). A token's orders
+    -- share their records' head (mid, by Scale).
+    local pre = 'a' .. ref .. '||'
+    local chunkOf, okv, mid
+    if tag then
+      mid, okv = ownAppendTok(first, cur, ref)
+      for _, c in ipairs(first) do mid[c] = pre .. c .. '|' .. mid[c] .. '|' end
+    else
+      chunkOf, okv = ownAppend(comps, first, n, A, ib)
+    end
     local k = #okv
     if tag then
       -- (named after its first order: the ref holds the batch, and no
@@ -308,17 +320,21 @@ local function dispatchBatch(A, o, c, cx)
       okv[k + 5], okv[k + 6] = kf, bid .. fp
       q, entry = K.iexp, expS .. '|' .. ikey
     end
-    local pre = 'a' .. ref .. '||'
     k = #okv
-    if kb then
+    if mid and kb then
       for i = 1, n do
         okv[k + 2 * i - 1] = A[ib + i]
-        okv[k + 2 * i] = pre .. comps[i] .. '|' .. chunkOf[i] .. '|' .. A[kb + i]
+        okv[k + 2 * i] = mid[comps[i]] .. A[kb + i]
+      end
+    elseif mid then
+      for i = 1, n do
+        okv[k + 2 * i - 1] = A[ib + i]
+        okv[k + 2 * i] = mid[comps[i]]
       end
     else
       for i = 1, n do
         okv[k + 2 * i - 1] = A[ib + i]
-        okv[k + 2 * i] = pre .. comps[i] .. '|' .. chunkOf[i] .. '|'
+        okv[k + 2 * i] = pre .. comps[i] .. '|.' .. chunkOf[i] .. '|' .. (kb and A[kb + i] or '')
       end
     end
     hsetMany(K.orders, okv)

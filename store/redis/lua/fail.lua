@@ -59,7 +59,8 @@ local function failReport(A)
   excluded = nil
 
   local to = plan.comps[1]
-  ownDrop(comp, tonumber(ord.chunk, 16), oid)
+  local at, ref = ownAt(ord)
+  ownDrop(comp, at, oid, ref)
   local chunkOf, ownKV = ownAppend(plan.comps, plan.first, 1, {oid}, 0)
   hsetMany(K.orders, ownKV)
   ord.comp, ord.chunk, ord.mv = to, chunkOf[1], ord.mv + 1

@@ -1,22 +1,35 @@
 -- own.lua: the Scales' own indexes and what a batch's picks change in the
--- Scales. It follows lib.lua in the library (functions.go).
+-- Scales. It follows records.lua in the library (functions.go).
 
 -- The own index of a Scale lists its outstanding orders, oldest first, in
--- chunks. Field tailField(compId) holds the tail, "ct|cl|p|id,id,…,": ct the
+-- chunks of entries "e,e,…,". An entry is an order's id, or a token
+-- "~ref.k" (both hexadecimal) that stands for the k orders that a batch
+-- named after its first order (layout 8, batchid.go) gave that Scale: its
+-- orders there in the batch's order, as its assignments (PFIELD .. ref,
+-- records.lua) name them. An order's record says which entry holds it
+-- (ownAt): its chunk, and whether its batch's token (an order of such a
+-- batch that has never moved) or its own id. A dispatch of such a batch
+-- then costs the index one entry per Scale, not one per order.
+--
+-- Field tailField(compId) holds the tail, "ct|cl|p[.w]|e,e,…,": ct the
 -- number of the tail chunk, cl the lowest chunk that holds an order, p the
--- chunk before the tail (all hexadecimal). Field ownField(compId, chunk),
--- OFIELD .. "compId chunk", holds a sealed
--- chunk below the tail, "p|n|id,id,…,", with p and n the chunks before and
+-- chunk before the tail, w how many orders the tail's tokens stood for
+-- when they joined it (all hexadecimal; no '.w' for none). Field
+-- ownField(compId, chunk), OFIELD .. "compId chunk", holds a sealed
+-- chunk below the tail, "p|n|e,e,…,", with p and n the chunks before and
 -- after it; it goes when it empties. The sealed chunks that hold orders
 -- form a list from cl to the tail through n and back through p, so a walk
 -- reads only chunks that hold orders, however many emptied in between (a
 -- Scale with one order outstanding for good while millions pass). A
 -- pointer to the next number (p = chunk-1, n = chunk+1, the usual case) is
 -- written '', and so is one of a lowest chunk, which has none before it.
--- A tail of OWN bytes of ids or more is sealed before the next order joins
--- it, so that appending to it stays cheap. A dispatch touches only the
--- tail: one read and one write per Scale. An index that empties goes, and
--- the Scale's chunks count from 0 again.
+-- A tail of OWN bytes of entries or more, or whose tokens stood for OWN
+-- orders or more, is sealed before the next entry joins it (before the
+-- next id, on its bytes alone), so that appending to it stays cheap and a
+-- chunk stands for fewer than OWN orders of tokens plus a batch's and
+-- OWN / 2 ids. A dispatch touches only the tail: one read and
+-- one write per Scale. An index that empties goes, and the Scale's chunks
+-- count from 0 again.
 local OWN = 256
 
 -- The own index lives in K.orders (layout 6), in fields that begin with
@@ -40,15 +53,15 @@ local function encPtr(v, def, cl)
   return hex(v)
 end
 
--- ownTail reads a tail (nil: none yet): ct, cl, p and the ids.
+-- ownTail reads a tail (nil: none yet): ct, cl, p, the entries and w.
 local function ownTail(v)
-  if not v then return 0, 0, -1, '' end
-  local ct, cl, p, ids = string.match(v, '^(%x+)|(%x+)|(%x*)|(.*)$')
+  if not v then return 0, 0, -1, '', 0 end
+  local ct, cl, p, w, ids = string.match(v, '^(%x+)|(%x+)|(%x*)%.?(%x*)|(.*)$')
   ct, cl = tonumber(ct, 16), tonumber(cl, 16)
-  return ct, cl, ptr(p, ct - 1), ids
+  return ct, cl, ptr(p, ct - 1), ids, tonumber(w, 16) or 0
 end
 
--- sealedOf reads sealed chunk x: p, n and the ids.
+-- sealedOf reads sealed chunk x: p, n and the entries.
 local function sealedOf(v, x)
   local p, n, ids = string.match(v, '^(%x*)|(%x*)|(.*)$')
   return ptr(p, x - 1), ptr(n, x + 1), ids
@@ -58,43 +71,68 @@ local function encSealed(x, p, n, cl, ids)
   return encPtr(p, x - 1, cl) .. '|' .. encPtr(n, x + 1, cl) .. '|' .. ids
 end
 
--- cut removes id from a list "id,id,…,".
-local function cut(list, id)
+-- cut takes order id out of a list "e,e,…,": its own entry, or with ref
+-- one order of token ref's, which goes with its last.
+local function cut(list, id, ref)
   local s = ',' .. list
+  if ref then
+    local p = string.find(s, ',~' .. ref .. '.', 1, true)
+    if not p then return list end
+    local q = p + #ref + 3 -- (where its k begins)
+    local e = string.find(s, ',', q, true)
+    local k = tonumber(string.sub(s, q, e - 1), 16)
+    if k > 1 then return string.sub(s, 2, q - 1) .. hex(k - 1) .. string.sub(s, e) end
+    return string.sub(s, 2, p) .. string.sub(s, e + 1)
+  end
   local p = string.find(s, ',' .. id .. ',', 1, true)
   if p then s = string.sub(s, 1, p) .. string.sub(s, p + #id + 2) end
   return string.sub(s, 2)
 end
 
--- putTail writes Scale comp's tail, or removes it when the index is empty.
-local function putTail(comp, ct, cl, p, ids)
-  if ids == '' and cl == ct then
-    redis.call('HDEL', K.orders, tailField(comp))
-  else
-    redis.call('HSET', K.orders, tailField(comp), hex(ct) .. '|' .. hex(cl) .. '|' .. encPtr(p, ct - 1, cl) .. '|' .. ids)
-  end
+-- ownAt reads where assigned order o is in its Scale's own index: the
+-- chunk, and the ref of the token that holds it (nil: its own id). An
+-- order of a batch of several that has never moved is its batch's token's
+-- unless its chunk is written '.' and the chunk (a batch named by a UUID,
+-- which keeps one id per order), and an order that moved is its own.
+local function ownAt(o)
+  local c = o.chunk
+  if string.byte(c, 1) == 46 then return tonumber(string.sub(c, 2), 16) end
+  if o.ref ~= '' and o.mv == 0 then return tonumber(c, 16), o.ref end
+  return tonumber(c, 16)
 end
 
--- ownDrop removes order id from chunk chunk of Scale comp's own index. A
--- sealed chunk that empties goes: the chunks before and after it point
--- to each other, and when it was the lowest, cl moves to the one after it.
--- With pend, an order in the tail that leaves orders in the index is not
--- written: ownDrop returns the tail's field and value, which the caller
--- writes with its own fields (release).
-local function ownDrop(comp, chunk, id, pend)
-  local ct, cl, tp, ids = ownTail(redis.call('HGET', K.orders, tailField(comp)))
+-- putTail writes Scale comp's tail, or removes it when the index is empty;
+-- w counts for nothing once its entries are gone. With pend, a tail that
+-- stays is not written: putTail returns its field and value.
+local function putTail(comp, ct, cl, p, ids, w, pend)
+  if ids == '' and cl == ct then
+    redis.call('HDEL', K.orders, tailField(comp))
+    return
+  end
+  local pw = encPtr(p, ct - 1, cl)
+  if w > 0 and ids ~= '' then pw = pw .. '.' .. hex(w) end
+  local v = hex(ct) .. '|' .. hex(cl) .. '|' .. pw .. '|' .. ids
+  if pend then return tailField(comp), v end
+  redis.call('HSET', K.orders, tailField(comp), v)
+end
+
+-- ownDrop takes order id out of chunk chunk of Scale comp's own index (with
+-- ref: out of that batch's token, ownAt). A sealed chunk that empties goes:
+-- the chunks before and after it point to each other, and when it was the
+-- lowest, cl moves to the one after it. With pend, an order in the tail
+-- that leaves orders in the index is not written: ownDrop returns the
+-- tail's field and value, which the caller writes with its own fields
+-- (release).
+local function ownDrop(comp, chunk, id, ref, pend)
+  local ct, cl, tp, ids, w = ownTail(redis.call('HGET', K.orders, tailField(comp)))
   if chunk == ct then
-    ids = cut(ids, id)
-    if pend and not (ids == '' and cl == ct) then
-      return tailField(comp), hex(ct) .. '|' .. hex(cl) .. '|' .. encPtr(tp, ct - 1, cl) .. '|' .. ids
-    end
-    return putTail(comp, ct, cl, tp, ids)
+    return putTail(comp, ct, cl, tp, cut(ids, id, ref), w, pend)
   end
   local field = ownField(comp, chunk)
   local v = redis.call('HGET', K.orders, field)
   if not v then return end
   local p, n, list = sealedOf(v, chunk)
-  list = cut(list, id)
+  list = cut(list, id, ref)
   if list ~= '' then
     redis.call('HSET', K.orders, field, encSealed(chunk, p, n, cl, list))
     return
@@ -119,21 +157,56 @@ local function ownDrop(comp, chunk, id, pend)
   else
     tp = p
   end
-  putTail(comp, ct, cl, tp, ids)
+  putTail(comp, ct, cl, tp, ids, w)
 end
 
--- OWNPROBE is how many chunk numbers past a page cursor's chunk, emptied
--- since, ownChunks tries before it walks from the lowest chunk.
-local OWNPROBE = 32
+-- entryOrders appends to ids and recs the orders that entry e of chunk x
+-- of Scale comp's own index stands for and that are still assigned there
+-- through it (their ids and records, decOrder), in order: an id's order,
+-- or a token's orders, which its batch's assignments list.
+local function entryOrders(comp, x, e, ids, recs)
+  local ref, cand = nil, nil
+  if string.byte(e, 1) == 126 then -- '~', a token
+    ref = string.match(e, '^~(%x+)%.')
+    cand = {}
+    local pv = redis.call('HGET', K.orders, PFIELD .. ref)
+    if pv then
+      for oid, c in string.gmatch(pv .. ',', '([^,]+),([^,]+),') do
+        if c == comp then cand[#cand + 1] = oid end
+      end
+    end
+  else
+    cand = {e}
+  end
+  for i, v in ipairs(hmgetList(K.orders, cand)) do
+    local o = v and decOrder(v, cand[i])
+    if o and o.st == 'a' and o.comp == comp then
+      local at, r = ownAt(o)
+      if at == x and r == ref then
+        ids[#ids + 1] = cand[i]
+        recs[#recs + 1] = o
+      end
+    end
+  end
+end
 
--- ownChunks calls f(chunk, list) for each chunk of Scale comp's own index
--- from chunk from (nil: its lowest) up to its tail, with list the chunk's
--- ids ("id,id,…,"), until f returns true. It returns the tail's ct and the
+-- ownChunks calls f(chunk, ids, recs) for each chunk of Scale comp's own
+-- index from chunk from (nil: its lowest) up to its tail, with the orders
+-- its entries stand for that are still assigned there through them, in
+-- order (entryOrders: their ids and records), until f returns true. A
+-- chunk stands for a bounded number of orders (OWN), so each call of
+-- f costs a bounded read. It returns the tail's ct and the
 -- sealed chunks it read, lowest first. A cursor's chunk that has emptied
--- since is looked for among the next OWNPROBE numbers, then by a walk
+-- since is looked for among the next OWNPROBE (32) numbers, then by a walk
 -- from the lowest, which reads only chunks that hold orders.
 local function ownChunks(comp, from, f)
+  local OWNPROBE = 32
   local ct, cl, _, ids = ownTail(redis.call('HGET', K.orders, tailField(comp)))
+  local function orders(x, list)
+    local oids, recs = {}, {}
+    for e in string.gmatch(list, '([^,]+),') do entryOrders(comp, x, e, oids, recs) end
+    return oids, recs
+  end
   -- a chunk past the tail was named before the index emptied: start over
   if not from or from > ct then from = cl end
   local chunk, read = cl, {}
@@ -152,11 +225,11 @@ local function ownChunks(comp, from, f)
     if not v then error('dispatch: own index of ' .. comp .. ' lost chunk ' .. hex(chunk)) end
     local _, n, list = sealedOf(v, chunk)
     read[#read + 1] = chunk
-    if chunk >= from and f(chunk, list) then return ct, read end
+    if chunk >= from and f(chunk, orders(chunk, list)) then return ct, read end
     if n <= chunk then error('dispatch: own index of ' .. comp .. ' loops at chunk ' .. hex(chunk)) end
     chunk = n
   end
-  f(ct, ids)
+  f(ct, orders(ct, ids))
   return ct, read
 end
 
@@ -164,11 +237,8 @@ end
 -- that is still assigned to comp (o its decoded record), in order of
 -- assignment, and returns the sealed chunks it read, for ownClear.
 local function ownOutstanding(comp, f)
-  local _, read = ownChunks(comp, nil, function(_, v)
-    for oid in string.gmatch(v, '([^,]+),') do
-      local o = getOrder(oid)
-      if o and o.st == 'a' and o.comp == comp then f(oid, o) end
-    end
+  local _, read = ownChunks(comp, nil, function(_, ids, recs)
+    for i, oid in ipairs(ids) do f(oid, recs[i]) end
   end)
   return read
 end
@@ -235,8 +305,11 @@ local function release(id, o, c, st, now, ret)
   local tf, tv
   if c then
     c.out = c.out - 1
-    tf, tv = ownDrop(o.comp, tonumber(o.chunk, 16), id, true)
+    local at, ref = ownAt(o)
+    tf, tv = ownDrop(o.comp, at, id, ref, true)
   end
+  -- (a finished order's chunk says nothing: no '.' to keep)
+  if string.byte(o.chunk, 1) == 46 then o.chunk = string.sub(o.chunk, 2) end
   o.st, o.done = st, fmt(now)
   if tf then
     redis.call('HSET', K.orders, id, encOrder(o), tf, tv)
@@ -278,13 +351,13 @@ local function ownAppend(comps, first, n, ids, io)
     local len, np, i = #v - hl, 0, head[id]
     while i do
       if len >= OWN then
-        -- sealed as "p||ids": the tail's p, written for the same chunk
-        -- number, and the new tail after it
+        -- sealed as "p||ids": the tail's p (without its w), written for
+        -- the same chunk number, and the new tail after it
         local ct = tonumber(chunk, 16)
         local sealed = string.sub(v, hl + 1)
         if np > 0 then sealed = sealed .. table.concat(pend, ',', 1, np) .. ',' end
         ownKV[#ownKV + 1] = ownField(id, ct)
-        ownKV[#ownKV + 1] = string.sub(v, b + 1, hl) .. '|' .. sealed
+        ownKV[#ownKV + 1] = string.match(v, '^%x*', b + 1) .. '||' .. sealed
         chunk = hex(ct + 1)
         v = chunk .. string.sub(v, a, b) .. '|'
         a, b, hl = #chunk + 1, #v - 1, #v
@@ -302,6 +375,39 @@ local function ownAppend(comps, first, n, ids, io)
     ownKV[#ownKV + 1] = v
   end
   return chunkOf, ownKV
+end
+
+-- ownAppendTok puts a batch named after its first order (ref its ref) at
+-- the tails of its Scales' own indexes: one token per Scale (first lists
+-- them in the order first picked, cur their records, read with taken),
+-- "~ref.k" with k the orders it gave that Scale. A tail of OWN bytes, or
+-- whose tokens stood for OWN orders, is sealed first. Returns the chunk
+-- (hexadecimal) of each Scale's token, by compId, and the HSET field/value
+-- list for K.orders, which the caller writes. Its work is per Scale, not
+-- per order.
+local function ownAppendTok(first, cur, ref)
+  local tf, at, kv = {}, {}, {}
+  for j, id in ipairs(first) do tf[j] = tailField(id) end
+  local tails = hmgetList(K.orders, tf)
+  for j, id in ipairs(first) do
+    local chunk, cl, p, w, list = string.match(tails[j] or '0|0||', '^(%x+)|(%x+)|(%x*)%.?(%x*)|(.*)$')
+    w = tonumber(w, 16) or 0
+    if list == '' then
+      w = 0
+    elseif #list >= OWN or w >= OWN then
+      -- sealed as "p||entries" (the same chunk number: p reads the same)
+      local ct = tonumber(chunk, 16)
+      kv[#kv + 1] = ownField(id, ct)
+      kv[#kv + 1] = p .. '||' .. list
+      chunk, p, w, list = hex(ct + 1), '', 0, ''
+    end
+    local c = cur[id]
+    local k = c.out - c.out0
+    at[id] = chunk
+    kv[#kv + 1] = tf[j]
+    kv[#kv + 1] = chunk .. '|' .. cl .. '|' .. p .. '.' .. hex(w + k) .. '|' .. list .. '~' .. ref .. '.' .. hex(k) .. ','
+  end
+  return at, kv
 end
 
 -- ownAppendOne is ownAppend of one order, id, assigned to comp: it
@@ -322,28 +428,40 @@ local function ownAppendOne(comp, id, tail)
   local ct = tonumber(chunk, 16)
   local nc = hex(ct + 1)
   return nc, tf, nc .. string.sub(v, a, b) .. '|' .. id .. ',',
-    ownField(comp, ct), string.sub(v, b + 1, hl) .. '|' .. string.sub(v, hl + 1)
+    ownField(comp, ct), string.match(v, '^%x*', b + 1) .. '||' .. string.sub(v, hl + 1)
 end
 
 -- ownFront reads up to max of Scale comp's oldest orders from its own index
--- (a chunk's ids in order, chunks from the lowest), changing nothing. It
--- returns their ids and a function that takes them out of the index: the
--- sealed chunks it emptied go, a chunk it took in part keeps the rest and
--- becomes the lowest. It reads only the chunks it takes from, so a Scale of
--- millions of orders gives up a few at a time in proportion to the few.
+-- (an entry's orders in order, entries in order, chunks from the lowest),
+-- changing nothing. It returns their ids, their records (decOrder) and a
+-- function that takes them out of the index: the sealed chunks it emptied
+-- go, a chunk it took in part keeps the rest and becomes the lowest, and a
+-- token it took in part keeps the orders left. It reads only the chunks
+-- it takes from, so a Scale of millions of orders gives up a few at a time
+-- in proportion to the few (and to a batch, for a token).
 local function ownFront(comp, max)
-  local ids, gone = {}, {}
+  local ids, recs, gone = {}, {}, {}
   local tv = redis.call('HGET', K.orders, tailField(comp))
-  if not tv or max <= 0 then return ids, function() end end
-  local ct, cl, tp, tids = ownTail(tv)
-  -- take reads up to want ids from list and returns what is left of it.
-  local function take(list, want)
+  if not tv or max <= 0 then return ids, recs, function() end end
+  local ct, cl, tp, tids, tw = ownTail(tv)
+  -- take takes up to max orders in all from list, the entries of chunk x,
+  -- and returns what is left of it.
+  local function take(x, list)
     local at = 1
-    while want > 0 do
+    while #ids < max do
       local j = string.find(list, ',', at, true)
       if not j then break end
-      ids[#ids + 1] = string.sub(list, at, j - 1)
-      at, want = j + 1, want - 1
+      local e = string.sub(list, at, j - 1)
+      entryOrders(comp, x, e, ids, recs)
+      local left = #ids - max
+      if left > 0 then
+        -- a token taken in part: its first orders go, the rest stay
+        for _ = 1, left do
+          ids[#ids], recs[#recs] = nil, nil
+        end
+        return string.match(e, '^~%x+%.') .. hex(left) .. string.sub(list, j)
+      end
+      at = j + 1
     end
     return string.sub(list, at)
   end
@@ -352,7 +470,7 @@ local function ownFront(comp, max)
     local v = redis.call('HGET', K.orders, ownField(comp, chunk))
     if not v then error('dispatch: own index of ' .. comp .. ' lost chunk ' .. hex(chunk)) end
     local p, n, list = sealedOf(v, chunk)
-    local rest = take(list, max - #ids)
+    local rest = take(chunk, list)
     if rest ~= '' then
       part = {chunk = chunk, p = p, n = n, rest = rest}
       break
@@ -361,15 +479,15 @@ local function ownFront(comp, max)
     chunk = n
   end
   local trest = tids
-  if not part and chunk >= ct then trest = take(tids, max - #ids) end
-  return ids, function()
+  if not part and chunk >= ct then trest = take(ct, tids) end
+  return ids, recs, function()
     callMany('HDEL', K.orders, gone, 1)
     if part then
       -- (its pointer back now lies below the lowest chunk: written '')
       redis.call('HSET', K.orders, ownField(comp, part.chunk), encSealed(part.chunk, part.p, part.n, part.chunk, part.rest))
-      return putTail(comp, ct, part.chunk, tp, tids)
+      return putTail(comp, ct, part.chunk, tp, tids, tw)
     end
     -- every chunk below the one reached emptied: it is the lowest now
-    putTail(comp, ct, math.min(chunk, ct), tp, trest)
+    putTail(comp, ct, math.min(chunk, ct), tp, trest, tw)
   end
 end

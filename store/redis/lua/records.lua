@@ -11,7 +11,9 @@
 
 -- Orders: "<state><ref>|doneMs|compId|chunk|key", state a (assigned), c
 -- (completed), x (cancelled); ref names the batch's ref (RFIELD), chunk
--- (hexadecimal) the chunk of the Scale's own index; doneMs is empty while
+-- (hexadecimal) the chunk of the Scale's own index that holds it, by its
+-- batch's token or its id ('.' and the chunk: its id although its batch
+-- has a token; own.lua's ownAt); doneMs is empty while
 -- assigned; the key comes last, as it may hold '|'. The order of a batch
 -- of one has no ref: it holds the batch itself, as a named batch
 -- (layout 7, batchid.go) "<state>|doneMs|compId|chunk|:<tag><strategy>|
@@ -77,8 +79,9 @@ local function getBatch(bid) return redis.call('HGET', K.orders, BFIELD .. bid) 
 -- after its first order (layout 7, batchid.go) has a ref
 -- ":<tag><strategy code>|createdMs in hexadecimal|orders|first orderId"
 -- and no batch record: its assignments are PFIELD .. ref,
--- "orderId,compId,…", which leave with the first order (the batch's window
--- has passed by then; keys.go).
+-- "orderId,compId,…", which leave with the ref (layout 8: the Scales' own
+-- indexes hold such a batch's orders as tokens that read them, own.lua;
+-- keys.go).
 local function refSplit(v)
   local f = split(v, '|', 4)
   f[3] = tonumber(f[3])
@@ -96,9 +99,10 @@ local function refGet(ref)
   return f[1], f[2], f[3]
 end
 
--- refDrop counts order id of ref out: the last one takes the ref along,
--- and a named batch's first one its assignments.
-local function refDrop(ref, id)
+-- refDrop counts an order of ref out: the last one takes the ref along,
+-- and a named batch's assignments, which its own-index tokens read
+-- (own.lua).
+local function refDrop(ref)
   if ref == '' then return end -- (a batch of one has none)
   local v = redis.call('HGET', K.orders, RFIELD .. ref)
   if not v then return end
@@ -109,7 +113,6 @@ local function refDrop(ref, id)
   end
   f[3] = fmt(f[3] - 1)
   redis.call('HSET', K.orders, RFIELD .. ref, table.concat(f, '|'))
-  if f[4] == id and string.byte(v, 1) == 58 then redis.call('HDEL', K.orders, PFIELD .. ref) end
 end
 
 -- namedBatch returns the record of the batch named after order id with
@@ -176,7 +179,7 @@ local function dropOrder(id, now, ret)
   local o = getOrder(id)
   if o and not live(o, now, ret) then
     redis.call('HDEL', K.orders, id)
-    refDrop(o.ref, id)
+    refDrop(o.ref)
   end
 end
 

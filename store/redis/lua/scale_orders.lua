@@ -18,26 +18,21 @@ local function scaleOrders(A)
   local from, skip = nil, nil
   if cchunk ~= '' then from, skip = tonumber(cchunk, 16), cid end
   local out, got, more, last, first = {}, 0, 0, '', true
-  ownChunks(comp, from, function(chunk, v)
-    local list = {}
-    for oid in string.gmatch(v, '([^,]+),') do list[#list + 1] = oid end
+  -- (a chunk's orders, a token's too, as own.lua's ownChunks reads them)
+  ownChunks(comp, from, function(chunk, ids, recs)
     local at = 1
     if skip and first then
-      for k, oid in ipairs(list) do
+      for k, oid in ipairs(ids) do
         if oid == skip then at = k + 1; break end
       end
     end
     first = false
-    for k = at, #list do
-      local oid = list[k]
-      local o = getOrder(oid)
-      if o and o.st == 'a' and o.comp == comp then
-        if got == limit then more = 1; return true end
-        got = got + 1
-        out[#out + 1] = oid
-        out[#out + 1] = orderView(o)
-        last = hex(chunk)
-      end
+    for k = at, #ids do
+      if got == limit then more = 1; return true end
+      got = got + 1
+      out[#out + 1] = ids[k]
+      out[#out + 1] = orderView(recs[k])
+      last = hex(chunk)
     end
   end)
   table.insert(out, 1, last)

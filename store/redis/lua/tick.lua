@@ -51,11 +51,9 @@ local function tick(A)
       if size > 0 then n = math.min(n, math.floor(maxCost / size)) end
     end
     if n > 0 and (unlimited > 0 or room > 0) then
-      local ids, take = ownFront(from, n)
-      local recs = {}
-      for i, v in ipairs(hmgetList(K.orders, ids)) do recs[i] = decOrder(v) end
+      local ids, recs, take = ownFront(from, n)
       local keys = {}
-      for i = 1, #ids do keys[i] = recs[i] and recs[i].key or '' end
+      for i = 1, #ids do keys[i] = recs[i].key end
       local rnd, hashKey = orderPicks(A[P.rand], ids, keys)
       -- (a plan that fails, a Scale that would pass MAXCOUNT, moves nothing)
       local plan = #ids > 0 and planAssign(strategy, #ids, false, room, now, maxCost, rnd, hashKey)
