@@ -41,7 +41,8 @@ func RunMulti(t *testing.T, newStore Factory) {
 }
 
 // manyRequests is a list of batches for pool that meet every rule of a
-// dispatch: new batches, an order a batch before it holds, an
+// dispatch: new batches (two of them with order keys), an order a batch
+// before it holds, an
 // Idempotency-Key replayed and misused, a retried batch id, a duplicate
 // order, a batch too large for the room left.
 func manyRequests(pool string) []dispatch.DispatchRequest {
@@ -56,13 +57,20 @@ func manyRequests(pool string) []dispatch.DispatchRequest {
 		req.IdempotencyKey, req.Fingerprint = key, fp
 		return req
 	}
+	// keyed gives every other order of req a key, from the first
+	keyed := func(req dispatch.DispatchRequest) dispatch.DispatchRequest {
+		for i := 0; i < len(req.Orders); i += 2 {
+			req.Orders[i].Key = "key-" + req.Orders[i].ID
+		}
+		return req
+	}
 	return []dispatch.DispatchRequest{
 		withKey(r("b1", "o1", "o2", "o3"), "k1", "f1"),
-		r("b2", "o4"),
+		keyed(r("b2", "o4")),
 		r("b3", "o9", "o2"),                    // o2 is b1's: ErrOrderExists
 		withKey(r("b4", "o10"), "k1", "f1"),    // a replay of b1
 		withKey(r("b5", "o11"), "k1", "other"), // ErrIdempotencyMismatch
-		r("b6", ids("m", 12)...),
+		keyed(r("b6", ids("m", 12)...)),
 		r("b1", "o1", "o2", "o3"), // a retried call: b1 again
 		r("b7", "x", "y", "x"),    // ErrDuplicateOrder
 		r("b8", ids("big", 40)...),
@@ -107,12 +115,16 @@ func testManyLikeSequential(t *testing.T, s dispatch.Store, md dispatch.MultiDis
 		t.Errorf("request 3: got batch %q replayed %v, want b1 replayed", got[3].Batch.ID, got[3].Replayed)
 	}
 	wantString(t, "loads", loads(t, s, "many"), loads(t, s, "one"))
-	for _, req := range reqs {
+	for i, req := range reqs {
 		for _, o := range req.Orders {
 			a, aerr := s.GetOrder(ctx, "many", o.ID, t0)
 			b, berr := s.GetOrder(ctx, "one", o.ID, t0)
 			if errorKind(aerr) != errorKind(berr) || formatOrder(a) != formatOrder(b) {
 				t.Errorf("order %s: many %s, %v; one %s, %v", o.ID, formatOrder(a), aerr, formatOrder(b), berr)
+			}
+			// (the keys as sent, a batch with keys among batches without)
+			if got[i].Err == nil && a.BatchID == req.BatchID && a.Key != o.Key {
+				t.Errorf("order %s of %s: key %q, sent %q", o.ID, req.BatchID, a.Key, o.Key)
 			}
 		}
 	}
