@@ -97,6 +97,7 @@ func tests() []suiteTest {
 		{"Dispatch/Idempotency", Options{}, testIdempotency},
 		{"Dispatch/BatchIDRetry", Options{}, testBatchIDRetry},
 		{"Dispatch/DryRun", Options{}, testDryRun},
+		{"Dispatch/RepeatedOrder", Options{}, testRepeatedOrder},
 		{"Orders/Complete", Options{}, testComplete},
 		{"Orders/CompleteAllOrNone", Options{}, testCompleteAllOrNone},
 		{"Orders/Cancel", Options{}, testCancel},

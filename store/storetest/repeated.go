@@ -1,0 +1,88 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dispatcher/dispatcher/dispatch"
+)
+
+// testRepeatedOrder sends the store requests that repeat an order id, as a
+// caller other than the Service may (UniqueIDs unset): each fails with
+// ErrDuplicateOrder naming the id and changes nothing, at every size (past
+// the Redis store's read chunks of 1000), with and without order keys, as
+// a dry run too. A retried batch id and an Idempotency-Key's replay answer
+// before the check, as they did when the Redis script found the repeat
+// itself; an order held before fails a large batch with ErrOrderExists.
+func testRepeatedOrder(t *testing.T, s dispatch.Store) {
+	newPool(t, s, "p1", "A=0 B=0 C=0")
+	first := mustDispatch(t, s, request("p1", "b1", t0, "o1", "o2"))
+	kreq := request("p1", "bk", t0, "k1")
+	kreq.IdempotencyKey, kreq.Fingerprint = "key-1", "fp-1"
+	keyedFirst := mustDispatch(t, s, kreq)
+	before := Snapshot(t, s, "p1")
+
+	for _, n := range []int{2, 17, 1001, 2500} {
+		for _, withKeys := range []bool{false, true} {
+			for _, dry := range []bool{false, true} {
+				what := fmt.Sprintf("%d orders, keys %v, dry %v", n, withKeys, dry)
+				req := request("p1", fmt.Sprintf("r%d", n), at(time.Second), ids(fmt.Sprintf("r%d-", n), n)...)
+				if withKeys {
+					for i := range req.Orders {
+						if i%3 == 1 {
+							req.Orders[i].Key = fmt.Sprintf("c|%d,x", i)
+						}
+					}
+				}
+				rep := req.Orders[(n-1)/2].ID
+				req.Orders[n-1].ID = rep
+				if dry {
+					req.DryRun, req.BatchID = true, ""
+				}
+				_, _, err := s.Dispatch(ctx, req)
+				wantErr(t, what, err, dispatch.ErrDuplicateOrder, rep)
+				CheckUnchanged(t, s, before)
+				wantGone(t, s, "p1", req.Orders[0].ID, rep, req.Orders[n-2].ID)
+			}
+		}
+	}
+
+	// A retried batch answers its batch; a replayed key its batch.
+	retry := request("p1", "b1", at(time.Second), "o1", "o2", "o1")
+	b, replayed, err := s.Dispatch(ctx, retry)
+	if err != nil || replayed {
+		t.Fatalf("a retried batch with a repeated id: got replayed %v, %v, want the batch", replayed, err)
+	}
+	wantString(t, "retried batch", formatBatch(b), formatBatch(first))
+	replay := request("p1", "bk2", at(time.Second), "z1", "z1")
+	replay.IdempotencyKey, replay.Fingerprint = "key-1", "fp-1"
+	b, replayed, err = s.Dispatch(ctx, replay)
+	if err != nil || !replayed {
+		t.Fatalf("a replayed key with a repeated id: got replayed %v, %v, want its batch replayed", replayed, err)
+	}
+	wantString(t, "replay", formatBatch(b), formatBatch(keyedFirst))
+	CheckUnchanged(t, s, before)
+
+	// An order held fails a batch beyond the first read chunk; without
+	// it the batch is recorded with each order's key as sent.
+	big := request("p1", "big", at(time.Second), ids("big-", 2500)...)
+	for i := range big.Orders {
+		if i%3 == 1 {
+			big.Orders[i].Key = fmt.Sprintf("c|%d,x", i)
+		}
+	}
+	big.Orders[1700].ID = "o2"
+	_, _, err = s.Dispatch(ctx, big)
+	wantErr(t, "a batch of 2500 holding o2 at 1700", err, dispatch.ErrOrderExists, "o2")
+	CheckUnchanged(t, s, before)
+	wantGone(t, s, "p1", "big-1", "big-2500")
+	big.Orders[1700].ID = "big-1701"
+	mustDispatch(t, s, big)
+	for _, i := range []int{0, 1, 999, 1000, 1001, 1699, 1700, 2497, 2498, 2499} {
+		o := getOrder(t, s, "p1", big.Orders[i].ID)
+		if o.Key != big.Orders[i].Key || o.BatchID != "big" {
+			t.Errorf("order %d: got %s, want key %q in batch big", i, formatOrder(o), big.Orders[i].Key)
+		}
+	}
+}
