@@ -252,6 +252,8 @@ func badCases() []badCase {
 		c("batch over max", "POST", batch, ordersJSON(many...), 422, "batch-too-large"),
 		c("completions over max", "POST", comp, ordersJSON(many...), 422, "batch-too-large"),
 		c("repeated id", "POST", batch, ordersJSON("n-1", "n-2", "n-1"), 422, "duplicate-order"),
+		c("repeated id: dry run", "POST", batch+"?dryRun=true", ordersJSON("n-1", "n-2", "n-1"), 422, "duplicate-order"),
+		c("repeated id: a used Idempotency-Key", "POST", batch, ordersJSON("held", "h2", "held"), 422, "duplicate-order", idem, "k-used"),
 		c("repeated id: completions", "POST", comp, ordersJSON("held", "held"), 422, "duplicate-order"),
 		c("unknown strategy", "PUT", pool, `{"strategy":"fastest"}`, 422, "unknown-strategy"),
 		c("unknown strategy: new pool", "PUT", "/v1/pools/nope", `{"strategy":"Waterfill"}`, 422, "unknown-strategy"),
