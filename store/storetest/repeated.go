@@ -12,9 +12,11 @@ import (
 // caller other than the Service may (UniqueIDs unset): each fails with
 // ErrDuplicateOrder naming the id and changes nothing, at every size (past
 // the Redis store's read chunks of 1000), with and without order keys, as
-// a dry run too. A retried batch id and an Idempotency-Key's replay answer
-// before the check, as they did when the Redis script found the repeat
-// itself; an order held before fails a large batch with ErrOrderExists.
+// a dry run too. A retried batch id, an Idempotency-Key's replay and its
+// misuse answer before the check, as they did when the Redis script found
+// the repeat itself, and the check comes before an order held after the
+// repeat and before the room; an order held before fails a large batch
+// with ErrOrderExists.
 func testRepeatedOrder(t *testing.T, s dispatch.Store) {
 	newPool(t, s, "p1", "A=0 B=0 C=0")
 	first := mustDispatch(t, s, request("p1", "b1", t0, "o1", "o2"))
@@ -62,7 +64,19 @@ func testRepeatedOrder(t *testing.T, s dispatch.Store) {
 		t.Fatalf("a replayed key with a repeated id: got replayed %v, %v, want its batch replayed", replayed, err)
 	}
 	wantString(t, "replay", formatBatch(b), formatBatch(keyedFirst))
+	replay.Fingerprint = "fp-2"
+	_, _, err = s.Dispatch(ctx, replay)
+	wantErr(t, "a misused key with a repeated id", err, dispatch.ErrIdempotencyMismatch)
+	// A repeat fails before an order held after it, and before the room.
+	_, _, err = s.Dispatch(ctx, request("p1", "b3", at(time.Second), "z1", "z1", "o2"))
+	wantErr(t, "a repeated id before a held one", err, dispatch.ErrDuplicateOrder, "z1")
 	CheckUnchanged(t, s, before)
+	newPool(t, s, "full", "")
+	putScale(t, s, "full", "D", dispatch.ScaleSpec{MaxOrders: ptr(int64(1)), OrderCount: ptr(int64(1))}, t0)
+	_, _, err = s.Dispatch(ctx, request("full", "b1", t0, "z1", "z2", "z1"))
+	wantErr(t, "a repeated id in a pool without room", err, dispatch.ErrDuplicateOrder, "z1")
+	_, _, err = s.Dispatch(ctx, request("full", "b1", t0, "z1", "z2"))
+	wantErr(t, "no repeated id in a pool without room", err, dispatch.ErrNoEligibleScale)
 
 	// An order held fails a batch beyond the first read chunk; without
 	// it the batch is recorded with each order's key as sent.
