@@ -67,6 +67,11 @@ func testRepeatedOrder(t *testing.T, s dispatch.Store) {
 	replay.Fingerprint = "fp-2"
 	_, _, err = s.Dispatch(ctx, replay)
 	wantErr(t, "a misused key with a repeated id", err, dispatch.ErrIdempotencyMismatch)
+	// A batch with an id of the form the Redis store names batches after
+	// their first order (dispatch.BatchNamer) is checked the same.
+	_, _, err = s.Dispatch(ctx, request("p1", "z1:0123456789ab", at(time.Second), "z1", "z2", "z1"))
+	wantErr(t, "a batch named after its first order", err, dispatch.ErrDuplicateOrder, "z1")
+	wantGone(t, s, "p1", "z1", "z2")
 	// A repeat fails before an order held after it, and before the room.
 	_, _, err = s.Dispatch(ctx, request("p1", "b3", at(time.Second), "z1", "z1", "o2"))
 	wantErr(t, "a repeated id before a held one", err, dispatch.ErrDuplicateOrder, "z1")
