@@ -354,3 +354,31 @@ func TestOwnTokenThousand(t *testing.T) {
 	}
 	sweepAll(t, c, st, t0.Add(time.Hour+time.Second))
 }
+
+// TestOwnTokenIDsLikeScales dispatches a batch named after its first order
+// whose order ids are the Scales' ids ("B" to Scale A, "A" to A after an
+// order on B): a token's reader, which looks for ",A," in the batch's
+// assignments, also finds order A's id, with the Scale before it taken for
+// an id, B, an order of A's token: it then reads the pairs one by one.
+// Each Scale lists its orders once, in the batch's order.
+func TestOwnTokenIDsLikeScales(t *testing.T) {
+	c := newClient(t, redistest.Start(t))
+	st := redis.New(c, redis.Options{Retention: time.Hour})
+	t0 := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	healthPool(t, st, t0, dispatch.PoolSpec{}, "A", "B", "C")
+	batch := []string{"x1", "B", "x3", "x4", "A", "x6"}
+	owner := namedBatch(t, st, t0, batch...)
+	if owner["B"] != "A" || owner["x4"] != "B" || owner["A"] != "A" {
+		t.Fatalf("the waterfill gave %v, want B and A on A after x4 on B", owner)
+	}
+	want := map[string][]string{}
+	for _, id := range batch {
+		want[owner[id]] = append(want[owner[id]], id)
+	}
+	checkOwnIndex(t, c, st, "p")
+	for _, s := range []string{"A", "B", "C"} {
+		if got, _ := listScale(t, st, s, 2, t0); !slices.Equal(got, want[s]) {
+			t.Errorf("%s lists %v, want %v", s, got, want[s])
+		}
+	}
+}

@@ -169,11 +169,30 @@ local function entryOrders(comp, x, e, ids, recs)
   if string.byte(e, 1) == 126 then -- '~', a token
     ref = string.match(e, '^~(%x+)%.')
     cand = {}
-    local pv = redis.call('HGET', K.orders, PFIELD .. ref)
-    if pv then
-      for oid, c in string.gmatch(pv .. ',', '([^,]+),([^,]+),') do
-        if c == comp then cand[#cand + 1] = oid end
+    local pv = redis.call('HGET', K.orders, PFIELD .. ref) or ''
+    -- The orders whose compId is comp: each ",comp," found (a search in C,
+    -- not a string per pair), and ",comp" at the end, and the id before
+    -- it (ids are at most 128 bytes). An order id equal to comp is found
+    -- too, with the compId before it taken for an id: that candidate names
+    -- no order of the token (the records below drop it) unless it is one,
+    -- found twice; then the pairs are read one by one instead.
+    local pat, seen, at, last = ',' .. comp .. ',', {}, 1, #pv - #comp
+    if last < 2 or string.sub(pv, last) ~= ',' .. comp then last = nil end
+    while true do
+      local p = string.find(pv, pat, at, true) or last
+      if not p then break end
+      if p == last then last = nil end
+      local oid = string.match(string.sub(pv, p > 129 and p - 129 or 1, p - 1), '([^,]*)$')
+      if seen[oid] then
+        cand = {}
+        for id, c in string.gmatch(pv .. ',', '([^,]+),([^,]+),') do
+          if c == comp then cand[#cand + 1] = id end
+        end
+        break
       end
+      seen[oid] = true
+      cand[#cand + 1] = oid
+      at = p + #comp + 1
     end
   else
     cand = {e}
@@ -190,12 +209,13 @@ local function entryOrders(comp, x, e, ids, recs)
   end
 end
 
--- ownChunks calls f(chunk, ids, recs) for each chunk of Scale comp's own
--- index from chunk from (nil: its lowest) up to its tail, with the orders
--- its entries stand for that are still assigned there through them, in
--- order (entryOrders: their ids and records), until f returns true. A
--- chunk stands for a bounded number of orders (OWN), so each call of
--- f costs a bounded read. It returns the tail's ct and the
+-- ownChunks calls f(chunk, each) for each chunk of Scale comp's own index
+-- from chunk from (nil: its lowest) up to its tail, until f returns true;
+-- each(g) calls g(orderId, record) for the orders the chunk's entries
+-- stand for that are still assigned there through them, in order
+-- (entryOrders), until g returns true, and then returns true. An entry is
+-- read only when g gets that far, and a chunk stands for a bounded number
+-- of orders (OWN). It returns the tail's ct and the
 -- sealed chunks it read, lowest first. A cursor's chunk that has emptied
 -- since is looked for among the next OWNPROBE (32) numbers, then by a walk
 -- from the lowest, which reads only chunks that hold orders.
@@ -203,9 +223,15 @@ local function ownChunks(comp, from, f)
   local OWNPROBE = 32
   local ct, cl, _, ids = ownTail(redis.call('HGET', K.orders, tailField(comp)))
   local function orders(x, list)
-    local oids, recs = {}, {}
-    for e in string.gmatch(list, '([^,]+),') do entryOrders(comp, x, e, oids, recs) end
-    return oids, recs
+    return function(g)
+      for e in string.gmatch(list, '([^,]+),') do
+        local oids, recs = {}, {}
+        entryOrders(comp, x, e, oids, recs)
+        for i = 1, #oids do
+          if g(oids[i], recs[i]) then return true end
+        end
+      end
+    end
   end
   -- a chunk past the tail was named before the index emptied: start over
   if not from or from > ct then from = cl end
@@ -237,9 +263,7 @@ end
 -- that is still assigned to comp (o its decoded record), in order of
 -- assignment, and returns the sealed chunks it read, for ownClear.
 local function ownOutstanding(comp, f)
-  local _, read = ownChunks(comp, nil, function(_, ids, recs)
-    for i, oid in ipairs(ids) do f(oid, recs[i]) end
-  end)
+  local _, read = ownChunks(comp, nil, function(_, each) each(f) end)
   return read
 end
 

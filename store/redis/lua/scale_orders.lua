@@ -19,20 +19,25 @@ local function scaleOrders(A)
   if cchunk ~= '' then from, skip = tonumber(cchunk, 16), cid end
   local out, got, more, last, first = {}, 0, 0, '', true
   -- (a chunk's orders, a token's too, as own.lua's ownChunks reads them)
-  ownChunks(comp, from, function(chunk, ids, recs)
-    local at = 1
-    if skip and first then
-      for k, oid in ipairs(ids) do
-        if oid == skip then at = k + 1; break end
-      end
-    end
+  ownChunks(comp, from, function(chunk, each)
+    local skipping = skip and first
     first = false
-    for k = at, #ids do
+    local function take(oid, o)
+      if skipping then
+        skipping = oid ~= skip
+        return false
+      end
       if got == limit then more = 1; return true end
       got = got + 1
-      out[#out + 1] = ids[k]
-      out[#out + 1] = orderView(recs[k])
+      out[#out + 1] = oid
+      out[#out + 1] = orderView(o)
       last = hex(chunk)
+    end
+    if each(take) then return true end
+    if skipping then
+      -- the cursor's order has left the chunk: from the chunk's start
+      skipping = false
+      return each(take)
     end
   end)
   table.insert(out, 1, last)
