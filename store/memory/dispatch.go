@@ -85,17 +85,16 @@ func (p *pool) dispatch(req dispatch.DispatchRequest) (dispatch.Batch, bool, err
 }
 
 // checkOrders validates the orders of a batch against the pool: ids unique
-// and not held, and room for all of them.
+// (a repeat fails before an order held, as the Service and the Redis store
+// find it), not held, and room for all of them.
 func (p *pool) checkOrders(req dispatch.DispatchRequest) error {
 	if len(req.Orders) == 0 {
 		return errorf(dispatch.ErrEmptyBatch, "a batch needs at least one order")
 	}
-	seen := make(map[string]struct{}, len(req.Orders))
+	if id, ok := dispatch.RepeatedOrder(req.Orders); ok {
+		return errorf(dispatch.ErrDuplicateOrder, "order %q appears more than once", id)
+	}
 	for _, o := range req.Orders {
-		if _, dup := seen[o.ID]; dup {
-			return errorf(dispatch.ErrDuplicateOrder, "order %q appears more than once", o.ID)
-		}
-		seen[o.ID] = struct{}{}
 		if held, ok := p.orders[o.ID]; ok && held.live(req.Now) {
 			return errorf(dispatch.ErrOrderExists, "order %q is already in pool %q", o.ID, p.name)
 		}

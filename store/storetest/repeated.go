@@ -14,8 +14,8 @@ import (
 // the Redis store's read chunks of 1000), with and without order keys, as
 // a dry run too. A retried batch id, an Idempotency-Key's replay and its
 // misuse answer before the check, as they did when the Redis script found
-// the repeat itself, and the check comes before an order held after the
-// repeat and before the room; an order held before fails a large batch
+// the repeat itself, and the check comes before an order held, before or
+// after the repeat, and before the room; an order held before fails a large batch
 // with ErrOrderExists.
 func testRepeatedOrder(t *testing.T, s dispatch.Store) {
 	newPool(t, s, "p1", "A=0 B=0 C=0")
@@ -75,6 +75,9 @@ func testRepeatedOrder(t *testing.T, s dispatch.Store) {
 	// A repeat fails before an order held after it, and before the room.
 	_, _, err = s.Dispatch(ctx, request("p1", "b3", at(time.Second), "z1", "z1", "o2"))
 	wantErr(t, "a repeated id before a held one", err, dispatch.ErrDuplicateOrder, "z1")
+	// and after it: the Service finds a repeat before a store is asked.
+	_, _, err = s.Dispatch(ctx, request("p1", "b3", at(time.Second), "o2", "z1", "z1"))
+	wantErr(t, "a repeated id after a held one", err, dispatch.ErrDuplicateOrder, "z1")
 	CheckUnchanged(t, s, before)
 	newPool(t, s, "full", "")
 	putScale(t, s, "full", "D", dispatch.ScaleSpec{MaxOrders: ptr(int64(1)), OrderCount: ptr(int64(1))}, t0)
