@@ -7,7 +7,8 @@
 --   BUSY.
 --
 -- The Scale's own index lists its outstanding orders, so force costs
--- O(outstanding + the chunks that hold them).
+-- O(outstanding + the chunks that hold them), and for each token the
+-- batch's assignments (own.lua).
 
 local function scaleDel(A)
   local P = SCALE_DEL

@@ -19,8 +19,8 @@
 -- a lost reply go unreported.
 --
 -- A call's work is bounded by limit: the settling reads limit Scales, the
--- move reads the chunks that hold the orders it takes (own.lua's ownFront)
--- and costs what a batch of them costs, for the strategies that read every
+-- move reads the chunks that hold the orders it takes (own.lua's ownFront;
+-- a token it takes from, its batch's assignments too) and costs what a batch of them costs, for the strategies that read every
 -- Scale per order cut to cost cap / eligible Scales.
 
 local function tick(A)
