@@ -101,6 +101,16 @@ func testRepeatedOrder(t *testing.T, s dispatch.Store) {
 	wantGone(t, s, "p1", "big-1", "big-2500")
 	big.Orders[1700].ID = "big-1701"
 	mustDispatch(t, s, big)
+	// So does a batch named after its first order (the Redis store's
+	// named-batch path), keys on some orders.
+	named := request("p1", "n1:0123456789ab", at(time.Second), "n1", "n2", "n3", "n4")
+	named.Orders[1].Key, named.Orders[3].Key = "c|n2,", "c|n4"
+	mustDispatch(t, s, named)
+	for _, o := range named.Orders {
+		if got := getOrder(t, s, "p1", o.ID); got.Key != o.Key || got.BatchID != named.BatchID {
+			t.Errorf("order %s: got %s, want key %q in batch %s", o.ID, formatOrder(got), o.Key, named.BatchID)
+		}
+	}
 	for _, i := range []int{0, 1, 999, 1000, 1001, 1699, 1700, 2497, 2498, 2499} {
 		o := getOrder(t, s, "p1", big.Orders[i].ID)
 		if o.Key != big.Orders[i].Key || o.BatchID != "big" {
