@@ -182,7 +182,10 @@ local function entryOrders(comp, x, e, ids, recs)
       local p = string.find(pv, pat, at, true) or last
       if not p then break end
       if p == last then last = nil end
-      local oid = string.match(string.sub(pv, p > 129 and p - 129 or 1, p - 1), '([^,]*)$')
+      -- (anchored: the match backs off to the last ',' once, where an
+      -- unanchored '([^,]*)$' would try every start)
+      local before = string.sub(pv, p > 129 and p - 129 or 1, p - 1)
+      local oid = string.match(before, '^.*,([^,]*)$') or before
       if seen[oid] then
         cand = {}
         for id, c in string.gmatch(pv .. ',', '([^,]+),([^,]+),') do
