@@ -13,10 +13,11 @@ import (
 // TestResentBatchesWithKeysAndRepeat: calls whose replies are lost, which
 // go-redis re-sends, answer as their first run did. A coalesced call of a
 // batch with order keys (its key run), one that repeats an order id (sent
-// to the store directly, UniqueIDs unset) and one without keys: the two
-// recorded once, each order's key as sent, the batch of the repeated id
-// ErrDuplicateOrder with none of its orders stored; then a single
-// Dispatch with keys, and one that repeats an id.
+// to the store directly, UniqueIDs unset), one without keys and one named
+// after its first order with keys: the three recorded once, each order's
+// key as sent, the batch of the repeated id ErrDuplicateOrder with none of
+// its orders stored; then a single Dispatch with keys, and one that
+// repeats an id.
 func TestResentBatchesWithKeysAndRepeat(t *testing.T) {
 	srv, px, st, svc := proxiedService(t)
 	direct := newClient(t, srv)
@@ -67,10 +68,11 @@ func TestResentBatchesWithKeysAndRepeat(t *testing.T) {
 		req("k1", "k1-1", "k1-2", "k1-3", "k1-4"),
 		req("d1", "d1-1", "d1-2", "d1-1"),
 		{Pool: "p", BatchID: "u1", Now: now, Rand: make([]uint64, 4), Orders: []dispatch.OrderInput{{ID: "u1-1"}, {ID: "u1-2"}}},
+		req("n1-1:0123456789ab", "n1-1", "n1-2", "n1-3"), // named after its first order (batchid.go)
 	}
 	var many []dispatch.DispatchResult
 	resent("DispatchMany", func() { many = st.DispatchMany(ctx, reqs) })
-	for _, i := range []int{0, 2} {
+	for _, i := range []int{0, 2, 3} {
 		if r := many[i]; r.Err != nil || r.Replayed || r.Batch.ID != reqs[i].BatchID || len(r.Batch.Assignments) != len(reqs[i].Orders) {
 			t.Fatalf("DispatchMany batch %d: %+v, want batch %s", i, r, reqs[i].BatchID)
 		}
@@ -94,11 +96,11 @@ func TestResentBatchesWithKeysAndRepeat(t *testing.T) {
 		}
 	})
 	wantGone("d2-1", "d2-2")
-	for _, r := range []dispatch.DispatchRequest{reqs[0], reqs[2], one} {
+	for _, r := range []dispatch.DispatchRequest{reqs[0], reqs[2], reqs[3], one} {
 		b, err := st.GetBatch(ctx, "p", r.BatchID, now)
 		if err != nil || len(b.Assignments) != len(r.Orders) {
 			t.Errorf("GetBatch %s: %v, %v", r.BatchID, b, err)
 		}
 	}
-	checkCounts(t, st, "p", []string{"k1-1", "k1-2", "k1-3", "k1-4", "u1-1", "u1-2", "k2-1", "k2-2"})
+	checkCounts(t, st, "p", []string{"k1-1", "k1-2", "k1-3", "k1-4", "u1-1", "u1-2", "n1-1", "n1-2", "n1-3", "k2-1", "k2-2"})
 }
