@@ -82,6 +82,7 @@ func luaCode(src string) string {
 var (
 	unitStart = []*regexp.Regexp{
 		regexp.MustCompile(`^local function (\w+)`),
+		regexp.MustCompile(`^function ENTRY\.(\w+)`), // a registered function
 		regexp.MustCompile(`^local (\w+(?:\s*,\s*\w+)*)\s*=`),
 		regexp.MustCompile(`^(\w+)\s*[\[.]`), // STRATEGIES['x'] = …, a table's field
 	}

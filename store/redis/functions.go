@@ -149,7 +149,7 @@ func newLibrary(files []string, fns []*function) *library {
 	}
 	b.WriteString("\n-- The functions (functions.go).\n")
 	for _, fn := range fns {
-		b.WriteString("register('" + fn.name + "', " + fn.lua + ", {")
+		b.WriteString("register('" + fn.name + "', ENTRY." + fn.lua + ", {")
 		for i, f := range fn.redisFlags() {
 			if i > 0 {
 				b.WriteString(", ")

@@ -354,7 +354,7 @@ end
 
 -- dispatchOne is the call of one batch: dispatchBatch, then a sweep of
 -- expired records, then meta.
-local function dispatchOne(A)
+function ENTRY.dispatchOne(A)
   local cx, failed = callMeta()
   if not cx then return failed end
   local r, new = dispatchBatch(A, 0, #A, cx)

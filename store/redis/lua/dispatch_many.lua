@@ -8,7 +8,7 @@
 -- Reply: m replies in batch order, each dispatch.lua's reply or
 --   {'error', 'DISPATCH CODE detail'} for a batch that failed.
 
-local function dispatchMany(A)
+function ENTRY.dispatchMany(A)
   local cx, failed = callMeta()
   if not cx then return failed end
   local P = DISPATCH_MANY

@@ -19,7 +19,7 @@
 -- excluded, getScale) and comes back after it. Then the report counts
 -- against the Scale unless it is ejected, and may eject it.
 
-local function failReport(A)
+function ENTRY.failReport(A)
   local P = FAIL
   local oid, comp, now, ret = A[P.orderId], A[P.compId], tonumber(A[P.now]), tonumber(A[P.retention])
   local maxCost, tok = tonumber(A[P.maxCost]), A[P.token]

@@ -10,7 +10,7 @@
 --   stays completed and a cancelled one cancelled. Errors: DISPATCH NOPOOL,
 --   NOORDER, STATE.
 
-local function finish(A)
+function ENTRY.finish(A)
   local P = FINISH
   local mode, now, ret, tok = A[P.mode], tonumber(A[P.now]), tonumber(A[P.retention]), A[P.token]
   -- order i's id and durationMs

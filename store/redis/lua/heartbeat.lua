@@ -13,7 +13,7 @@
 -- its ejection lasts. It never changes the state. Run twice for one call,
 -- it renews the same lease to the same time.
 
-local function heartbeat(A)
+function ENTRY.heartbeat(A)
   local id, now, ret = A[HEARTBEAT.compId], tonumber(A[HEARTBEAT.now]), tonumber(A[HEARTBEAT.retention])
   if not poolExists() then return fail('NOPOOL') end
   local old = getScale(id)

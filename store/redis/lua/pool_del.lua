@@ -9,7 +9,7 @@
 -- minute, so that a call go-redis re-sends after a lost reply succeeds
 -- instead of finding no pool.
 
-local function poolDel(A)
+function ENTRY.poolDel(A)
   local tok = A[POOL_DEL.token]
   if not poolExists() then
     if tok ~= '' and redis.call('GET', K.gone) == tok then return 1 end

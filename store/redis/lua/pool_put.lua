@@ -17,7 +17,7 @@
 -- and builds the ring anew for consistent-hash (ring.lua), unless a ring
 -- built in steps is ready for the pool's Scales.
 
-local function poolPut(A)
+function ENTRY.poolPut(A)
   local P = POOL_PUT
   local now, ret, tok = tonumber(A[P.now]), tonumber(A[P.retention]), A[P.token]
   local strategy, ringVersion = A[P.strategy], A[P.ringVersion] or ''

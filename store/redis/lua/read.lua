@@ -12,7 +12,7 @@
 --   'table' -> {compId, orderCount, ...} of the eligible Scales, sorted
 -- Errors: DISPATCH NOPOOL.
 
-local function readOne(A)
+function ENTRY.readOne(A)
   local what, id = A[READ.what], A[READ.id]
   if not poolExists() then return fail('NOPOOL') end
   if what == 'pool' then

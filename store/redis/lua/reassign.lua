@@ -16,7 +16,7 @@
 -- more; it goes to the tail of its new Scale's own index. Validation reads
 -- only; the first write comes after every check has passed.
 
-local function reassign(A)
+function ENTRY.reassign(A)
   local P = REASSIGN
   local from, now, ret = A[P.compId], tonumber(A[P.now]), tonumber(A[P.retention])
   local maxCost, tok = tonumber(A[P.maxCost]), A[P.token]

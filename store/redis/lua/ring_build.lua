@@ -16,7 +16,7 @@
 --   start again) or {'hashing'} (the pool already hashes: nothing to do).
 --   Errors: DISPATCH NOPOOL.
 
-local function ringBuild(A)
+function ENTRY.ringBuild(A)
   if not poolExists() then return fail('NOPOOL') end
   if redis.call('HGET', K.meta, 's') == HASHED then return {'hashing'} end
   local version = redis.call('HGET', K.meta, 'sv') or '0'

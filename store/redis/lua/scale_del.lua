@@ -10,7 +10,7 @@
 -- O(outstanding + the chunks that hold them), and for each token the
 -- batch's assignments (own.lua).
 
-local function scaleDel(A)
+function ENTRY.scaleDel(A)
   local P = SCALE_DEL
   local id, now, ret, tok = A[P.compId], tonumber(A[P.now]), tonumber(A[P.retention]), A[P.token]
   local force = A[P.force] == '1'

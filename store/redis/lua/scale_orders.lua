@@ -9,7 +9,7 @@
 --   view as orderView shows it. A cursor order that has left its chunk since
 --   resumes at the chunk's start. Errors: DISPATCH NOPOOL, NOSCALE.
 
-local function scaleOrders(A)
+function ENTRY.scaleOrders(A)
   local P = SCALE_ORDERS
   local comp, limit, cchunk, cid = A[P.compId], tonumber(A[P.limit]), A[P.chunk], A[P.after]
   if not poolExists() then return fail('NOPOOL') end

@@ -7,7 +7,7 @@
 --   maxScales, the most Scales a pool may hold.
 -- Reply: {created (1 or 0), the Scale as scaleView shows it}. Errors: DISPATCH NOPOOL, FULL.
 
-local function scalePut(A)
+function ENTRY.scalePut(A)
   local P = SCALE_PUT
   local id, now, ret, tok = A[P.compId], tonumber(A[P.now]), tonumber(A[P.retention]), A[P.token]
   if not poolExists() then return fail('NOPOOL') end

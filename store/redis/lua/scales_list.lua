@@ -11,7 +11,7 @@
 -- The Scales are in two sorted sets, elig and load (getScale): the page
 -- merges the next limit + 1 of each (ranked.lua).
 
-local function scalesList(A)
+function ENTRY.scalesList(A)
   local limit, after, afterId = tonumber(A[SCALES_LIST.limit]), A[SCALES_LIST.count], A[SCALES_LIST.after]
   if not poolExists() then return fail('NOPOOL') end
 

@@ -23,7 +23,7 @@
 -- a token it takes from, its batch's assignments too) and costs what a batch of them costs, for the strategies that read every
 -- Scale per order cut to cost cap / eligible Scales.
 
-local function tick(A)
+function ENTRY.tick(A)
   local P = TICK
   local now, ret, limit, maxCost = tonumber(A[P.now]), tonumber(A[P.retention]), tonumber(A[P.limit]),
     tonumber(A[P.maxCost])

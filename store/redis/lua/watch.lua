@@ -13,7 +13,7 @@
 -- Cost: O(edge log N + buckets log N); the Scales are in two sorted sets,
 -- elig and load (getScale), merged by ranked.lua.
 
-local function watch(A)
+function ENTRY.watch(A)
   local edge, buckets = tonumber(A[WATCH.edge]), tonumber(A[WATCH.buckets])
   local m = redis.call('HMGET', K.meta, 's', 'ss', 'c', COUNTERS.dispatched, COUNTERS.completed,
     COUNTERS.cancelled, COUNTERS.moved, COUNTERS.failed)
