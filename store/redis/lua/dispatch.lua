@@ -160,10 +160,7 @@ local function dispatchBatch(A, o, c, cx)
     held = redis.call('HMGET', K.orders, bf, kf, unpack(A, ib + 1, ib + n))
   else
     held = redis.call('HMGET', K.orders, bf, kf)
-    for i = 1, n, WRITE do
-      local v = redis.call('HMGET', K.orders, unpack(A, ib + i, ib + math.min(i + WRITE - 1, n)))
-      for j = 1, #v do held[i + j + 1] = v[j] end
-    end
+    for i, v in ipairs(hmgetList(K.orders, A, ib + 1, ib + n)) do held[i + 2] = v end
   end
   local h1 = held[3] and decOrder(held[3], id1)
   if tag then

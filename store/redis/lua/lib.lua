@@ -118,17 +118,19 @@ end
 -- hsetMany writes field/value pairs (a flat list).
 local function hsetMany(key, kv) callMany('HSET', key, kv, 2) end
 
--- hmgetList reads the fields of a hash (a list) into a list of their
--- values in the same order (false for a missing field).
-local function hmgetList(key, fields)
-  if #fields <= WRITE then
-    if #fields == 0 then return {} end
-    return redis.call('HMGET', key, unpack(fields))
+-- hmgetList reads the fields of a hash, fields[from..to] (a list; the
+-- whole of it without from and to), into a list of their values in the
+-- same order (false for a missing field), WRITE fields per HMGET.
+local function hmgetList(key, fields, from, to)
+  from, to = from or 1, to or #fields
+  if to - from < WRITE then
+    if to < from then return {} end
+    return redis.call('HMGET', key, unpack(fields, from, to))
   end
   local out = {}
-  for i = 1, #fields, WRITE do
-    local v = redis.call('HMGET', key, unpack(fields, i, math.min(i + WRITE - 1, #fields)))
-    for j = 1, #v do out[i + j - 1] = v[j] end
+  for i = from, to, WRITE do
+    local v = redis.call('HMGET', key, unpack(fields, i, math.min(i + WRITE - 1, to)))
+    for j = 1, #v do out[i - from + j] = v[j] end
   end
   return out
 end
