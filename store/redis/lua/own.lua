@@ -163,8 +163,10 @@ end
 -- entryOrders appends to ids and recs the orders that entry e of chunk x
 -- of Scale comp's own index stands for and that are still assigned there
 -- through it (their ids and records, decOrder), in order: an id's order,
--- or a token's orders, which its batch's assignments list.
-local function entryOrders(comp, x, e, ids, recs)
+-- or a token's orders, which its batch's assignments list; with after, a
+-- token's orders that its assignments list after order after's, or none
+-- and false when they do not give order after to comp.
+local function entryOrders(comp, x, e, ids, recs, after)
   local ref, cand = nil, nil
   if string.byte(e, 1) == 126 then -- '~', a token
     ref = string.match(e, '^~(%x+)%.')
@@ -197,6 +199,16 @@ local function entryOrders(comp, x, e, ids, recs)
       cand[#cand + 1] = oid
       at = p + #comp + 1
     end
+    if after then
+      local j = nil
+      for i = 1, #cand do
+        if cand[i] == after then j = i; break end
+      end
+      if not j then return false end
+      local rest = {}
+      for i = j + 1, #cand do rest[#rest + 1] = cand[i] end
+      cand = rest
+    end
   else
     cand = {e}
   end
@@ -216,20 +228,30 @@ end
 -- from chunk from (nil: its lowest) up to its tail, until f returns true;
 -- each(g) calls g(orderId, record) for the orders the chunk's entries
 -- stand for that are still assigned there through them, in order
--- (entryOrders), until g returns true, and then returns true. An entry is
--- read only when g gets that far, and a chunk stands for a bounded number
--- of orders (OWN). It returns the tail's ct and the
--- sealed chunks it read, lowest first. A cursor's chunk that has emptied
+-- (entryOrders), until g returns true, and then returns true. each(g,
+-- ref, id) starts at the token of ref instead, with its orders after
+-- order id (a cursor's order that has left the token), or returns false
+-- and calls g for none when the chunk holds no token of ref that was
+-- given order id. An entry is read only when g gets that far, and a chunk
+-- stands for a bounded number of orders (OWN). It returns the tail's ct
+-- and the sealed chunks it read, lowest first. A cursor's chunk that has emptied
 -- since is looked for among the next OWNPROBE (32) numbers, then by a walk
 -- from the lowest, which reads only chunks that hold orders.
 local function ownChunks(comp, from, f)
   local OWNPROBE = 32
   local ct, cl, _, ids = ownTail(redis.call('HGET', K.orders, tailField(comp)))
   local function orders(x, list)
-    return function(g)
-      for e in string.gmatch(list, '([^,]+),') do
+    return function(g, ref, after)
+      local l = list
+      if ref then
+        local p = string.find(',' .. l, ',~' .. ref .. '.', 1, true)
+        if not p then return false end
+        l = string.sub(l, p)
+      end
+      for e in string.gmatch(l, '([^,]+),') do
         local oids, recs = {}, {}
-        entryOrders(comp, x, e, oids, recs)
+        if entryOrders(comp, x, e, oids, recs, after) == false then return false end
+        after = nil
         for i = 1, #oids do
           if g(oids[i], recs[i]) then return true end
         end

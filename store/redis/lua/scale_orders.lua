@@ -7,7 +7,8 @@
 --   order of the previous page).
 -- Reply: {more (1/0), next chunk (hexadecimal), id, view, id, view, ...}, each
 --   view as orderView shows it. A cursor order that has left its chunk since
---   resumes at the chunk's start. Errors: DISPATCH NOPOOL, NOSCALE.
+--   resumes after its place in its batch's token, if that is still there,
+--   else at the chunk's start. Errors: DISPATCH NOPOOL, NOSCALE.
 
 function ENTRY.scaleOrders(A)
   local P = SCALE_ORDERS
@@ -35,8 +36,17 @@ function ENTRY.scaleOrders(A)
     end
     if each(take) then return true end
     if skipping then
-      -- the cursor's order has left the chunk: from the chunk's start
+      -- The cursor's order has left the chunk. If its batch's token is
+      -- still there, the page goes on after the order's place in it (its
+      -- record stays while its window lasts, and with it its ref), else
+      -- from the chunk's start: a chunk of tokens stands for up to OWN
+      -- orders and a batch's, a chunk of ids for OWN bytes of them.
       skipping = false
+      local o = getOrder(skip)
+      if o and o.ref ~= '' then
+        local done = each(take, o.ref, skip)
+        if done ~= false then return done end
+      end
       return each(take)
     end
   end)
