@@ -21,7 +21,8 @@ import (
 )
 
 // TestOwnTokenWalk drives the own index of layout 8 (lua/own.lua) through
-// seeded random walks, one per strategy, on the Redis store and on
+// seeded random walks, one per strategy (waterfill: a plan of the batch;
+// consistent-hash: one pick at a time), on the Redis store and on
 // store/memory side by side, and fails at the first answer in which they
 // differ. Its batches are mostly named after their first order (one token
 // per Scale), some by a UUID or a plain id (one id per order), some
@@ -47,7 +48,7 @@ func TestOwnTokenWalk(t *testing.T) {
 	srv := redistest.Start(t)
 	c := newClient(t, srv)
 	var seen tokenWalk // (what the walks saw, added up)
-	for i, strategy := range []dispatch.Strategy{dispatch.Waterfill, dispatch.ConsistentHash, dispatch.LeastConnections} {
+	for i, strategy := range []dispatch.Strategy{dispatch.Waterfill, dispatch.ConsistentHash} {
 		t.Run(string(strategy), func(t *testing.T) {
 			w := &tokenWalk{
 				t:        t,
@@ -424,7 +425,7 @@ func (w *tokenWalk) compare() {
 			if next != "" {
 				return "", errors.New("a next page after all orders")
 			}
-			return fmt.Sprintf("%+v", os), err
+			return ordersLine(os), err
 		})
 		if w.step%8 != 7 {
 			continue
@@ -445,7 +446,7 @@ func (w *tokenWalk) compare() {
 				}
 				p.Cursor = next
 			}
-			if got := fmt.Sprintf("%+v", all); got != whole {
+			if got := ordersLine(all); got != whole {
 				return got, fmt.Errorf("pages of %d differ from one page", limit)
 			}
 			return "", nil
@@ -470,4 +471,25 @@ func (w *tokenWalk) compare() {
 			return fmt.Sprintf("%+v", b), err
 		})
 	}
+}
+
+// ordersLine writes orders as the walk compares them, more cheaply than
+// fmt's %+v (the race detector slows reflection).
+func ordersLine(os []dispatch.Order) string {
+	var b strings.Builder
+	for _, o := range os {
+		b.WriteString(o.ID)
+		for _, f := range []string{o.CompID, o.BatchID, o.Key, string(o.State)} {
+			b.WriteByte(' ')
+			b.WriteString(f)
+		}
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatInt(o.AssignedAt.UnixMilli(), 10))
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatInt(o.CompletedAt.UnixMilli(), 10))
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatInt(o.Moves, 10))
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
