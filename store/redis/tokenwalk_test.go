@@ -26,7 +26,8 @@ import (
 // store/memory side by side, and fails at the first answer in which they
 // differ. Its batches are mostly named after their first order (one token
 // per Scale), some by a UUID or a plain id (one id per order), some
-// single, some coalesced (DispatchMany); between them orders complete, are
+// single, some coalesced (DispatchMany), some dry runs, some under an
+// Idempotency-Key that is sent again; between them orders complete, are
 // cancelled, fail over, lapse and move with ticks (onLapse reassign, a
 // part of a token at a time), are reassigned from a down Scale or
 // cancelled by a forced DeleteScale; Scales drain and fill up (maxOrders);
@@ -38,8 +39,9 @@ import (
 // index is whole (checkOwnIndex), every Scale is recorded alike, and each
 // Scale lists the same orders in the same order (oldest first) in one
 // page, and every eighth step in pages of 1 to 9; known orders and batches
-// read alike (a sample, and all every 50 steps). TOKENWALK_SEED=N walks
-// another way.
+// read alike (a sample, and all every 50 steps). At the end every order
+// is cancelled and every window passes: nothing of the pool's records is
+// left. TOKENWALK_SEED=N walks another way.
 func TestOwnTokenWalk(t *testing.T) {
 	// A fixed seed, so that the suite walks the same way every run: seed 4
 	// moves parts of tokens with ticks, replays Idempotency-Keys and uses
@@ -254,6 +256,14 @@ func (w *tokenWalk) dispatch() {
 		n = 1
 	}
 	req := w.request(n)
+	if w.rng.IntN(8) == 0 { // a dry run changes nothing
+		req.DryRun, req.BatchID, req.IdempotencyKey = true, "", ""
+		w.both("Dispatch dry", func(s dispatch.Store) (string, error) {
+			b, replayed, err := s.Dispatch(context.Background(), req)
+			return fmt.Sprintf("%s %v %v", b.ID, b.Assignments, replayed), err
+		})
+		return
+	}
 	_, err := w.both("Dispatch "+req.BatchID, func(s dispatch.Store) (string, error) {
 		b, replayed, err := s.Dispatch(context.Background(), req)
 		return fmt.Sprintf("%s %v %v", b.ID, b.Assignments, replayed), err
