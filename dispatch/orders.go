@@ -70,7 +70,9 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 	if len(in.Orders) > s.cfg.MaxBatch {
 		return DispatchRequest{}, errorf(ErrBatchTooLarge, "%d orders, at most %d", len(in.Orders), s.cfg.MaxBatch)
 	}
-	orders := make([]OrderInput, len(in.Orders))
+	// The request shares the input's orders unless one needs an id: then
+	// it has a copy of them, which takes the ids made for it.
+	orders, shared := in.Orders, true
 	// A small batch looks for a repeated id among the ids before it; a
 	// larger one keeps them in a map.
 	var seen map[string]struct{}
@@ -79,7 +81,11 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 	}
 	for i, o := range in.Orders {
 		if o.ID == "" {
+			if shared {
+				orders, shared = append([]OrderInput(nil), in.Orders...), false
+			}
 			o.ID = s.cfg.NewID()
+			orders[i] = o
 		} else if err := checkID("order id", o.ID); err != nil {
 			return DispatchRequest{}, err
 		}
@@ -91,7 +97,6 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 		if repeated(seen, orders[:i], o.ID) {
 			return DispatchRequest{}, errorf(ErrDuplicateOrder, "order %q appears more than once", o.ID)
 		}
-		orders[i] = o
 	}
 	rnd := make([]uint64, 2*len(orders))
 	for i := range rnd {

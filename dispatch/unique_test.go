@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -63,6 +64,55 @@ func TestRequestsCheckedUnique(t *testing.T) {
 	for _, r := range st.reqs {
 		if !r.UniqueIDs {
 			t.Errorf("a request of %d orders is not marked UniqueIDs", len(r.Orders))
+		}
+	}
+}
+
+// TestInputOrdersLeftAlone: the orders of a request are the input's own
+// when every order has an id, and a copy that takes the made ids when one
+// has none: the caller's slice never changes.
+func TestInputOrdersLeftAlone(t *testing.T) {
+	ctx := context.Background()
+	st := &sent{Store: memory.New(memory.Options{})}
+	if _, _, err := st.PutPool(ctx, "p", dispatch.PoolSpec{}, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.PutScale(ctx, "p", "A", dispatch.ScaleSpec{}, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	made := 0
+	svc := dispatch.NewService(st, dispatch.Config{NoCoalesce: true, NewID: func() string { made++; return fmt.Sprintf("new-%d", made) }})
+	for _, n := range []int{3, 40} { // without and with the map of ids
+		for _, empty := range [][]int{nil, {0}, {1, n - 1}, {n - 1}} {
+			in := dispatch.DispatchInput{Pool: "p", Orders: make([]dispatch.OrderInput, n)}
+			for i := range in.Orders {
+				in.Orders[i] = dispatch.OrderInput{ID: fmt.Sprintf("o-%d-%d-%d", n, i, len(empty)*100+len(st.reqs)), Key: fmt.Sprint("k", i)}
+			}
+			for _, i := range empty {
+				in.Orders[i].ID = ""
+			}
+			before := append([]dispatch.OrderInput(nil), in.Orders...)
+			b, _, err := svc.Dispatch(ctx, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := st.reqs[len(st.reqs)-1]
+			for i := range in.Orders {
+				if in.Orders[i] != before[i] {
+					t.Errorf("%d orders, %v without an id: the input's order %d became %+v", n, empty, i, in.Orders[i])
+				}
+				want := before[i]
+				if want.ID == "" {
+					want.ID = fmt.Sprintf("new-%d", made-len(empty)+slices.Index(empty, i)) // (the batch id is made last)
+				}
+				if req.Orders[i] != want || b.Assignments[i].OrderID != want.ID {
+					t.Errorf("%d orders, %v without an id: order %d sent as %+v, answered %q, want %+v",
+						n, empty, i, req.Orders[i], b.Assignments[i].OrderID, want)
+				}
+			}
+			if shared := &req.Orders[0] == &in.Orders[0]; shared != (len(empty) == 0) {
+				t.Errorf("%d orders, %v without an id: the request shares the input's orders: %v", n, empty, shared)
+			}
 		}
 	}
 }

@@ -146,7 +146,7 @@ func decodeDispatch(req dispatch.DispatchRequest, v any) (dispatch.Batch, bool, 
 		if req.DryRun {
 			bid = ""
 		}
-		b, err := decodeBatch(req.Pool, bid, rec)
+		b, err := decodeBatchOf(req.Pool, bid, rec, req.Orders)
 		return b, false, err
 	}
 	r, _ := v.([]any)

@@ -101,6 +101,14 @@ func decodeOrder(orderID, view string) (dispatch.Order, error) {
 // "createdAt|expiresAt|strategy|orderId,compId,…"
 // (doc.go), in one pass: the assignments' ids are substrings of rec.
 func decodeBatch(pool, batchID, rec string) (dispatch.Batch, error) {
+	return decodeBatchOf(pool, batchID, rec, nil)
+}
+
+// decodeBatchOf is decodeBatch for the record of a batch that likely
+// holds orders, in their order: the reply of a dispatch of them. Their ids
+// are not searched for in rec but compared, and the assignments take
+// them; a record of other orders is read as decodeBatch reads it.
+func decodeBatchOf(pool, batchID, rec string, orders []dispatch.OrderInput) (dispatch.Batch, error) {
 	bad := func() (dispatch.Batch, error) {
 		return dispatch.Batch{}, fmt.Errorf("redis: batch %q: bad record", batchID)
 	}
@@ -112,15 +120,58 @@ func decodeBatch(pool, batchID, rec string) (dispatch.Batch, error) {
 	}
 	var p ints
 	b := dispatch.Batch{ID: batchID, Pool: pool, Strategy: dispatch.Strategy(strategy), CreatedAt: p.time(created)}
+	if p.err != nil {
+		return bad()
+	}
+	if as, ok := assignmentsOf(ids, orders); ok {
+		b.Assignments = as
+		return b, nil
+	}
 	n := strings.Count(ids, ",") + 1
-	if p.err != nil || n%2 != 0 {
+	if n%2 != 0 {
 		return bad()
 	}
 	b.Assignments = make([]dispatch.Assignment, n/2)
 	for i := range b.Assignments {
 		a := &b.Assignments[i]
-		a.OrderID, ids, _ = strings.Cut(ids, ",")
-		a.CompID, ids, _ = strings.Cut(ids, ",")
+		a.OrderID, ids = cutComma(ids)
+		a.CompID, ids = cutComma(ids)
 	}
 	return b, nil
+}
+
+// assignmentsOf reads the pairs "orderId,compId,…" of ids when they name
+// orders, all and in their order, and reports whether they do.
+func assignmentsOf(ids string, orders []dispatch.OrderInput) ([]dispatch.Assignment, bool) {
+	// (2n - 1 commas: then no id holds one, as decodeBatch reads it)
+	if len(orders) == 0 || strings.Count(ids, ",") != 2*len(orders)-1 {
+		return nil, false
+	}
+	as := make([]dispatch.Assignment, len(orders))
+	for i := range orders {
+		id := orders[i].ID
+		if len(ids) <= len(id) || ids[len(id)] != ',' || ids[:len(id)] != id {
+			return nil, false
+		}
+		s := ids[len(id)+1:]
+		j := strings.IndexByte(s, ',')
+		if last := i == len(orders)-1; last != (j < 0) {
+			// (a comma after the last pair, or none before the next)
+			return nil, false
+		} else if last {
+			as[i] = dispatch.Assignment{OrderID: id, CompID: s}
+		} else {
+			as[i] = dispatch.Assignment{OrderID: id, CompID: s[:j]}
+			ids = s[j+1:]
+		}
+	}
+	return as, true
+}
+
+// cutComma is s before its first ',' and s after it, or s and "".
+func cutComma(s string) (string, string) {
+	if i := strings.IndexByte(s, ','); i >= 0 {
+		return s[:i], s[i+1:]
+	}
+	return s, ""
 }
