@@ -139,17 +139,28 @@ func flag(v bool) byte {
 
 // decodeDispatch reads the reply of lua/dispatch.lua for req: the batch and
 // whether it is a replay. The reply is the record of req's own batch (the
-// id req.BatchID; none for a dry run), or {"replay", batch id, record}.
+// id req.BatchID; none for a dry run), as one string or as its head and
+// its pairs, {"createdAt|expiresAt|strategy", "orderId,compId,…"}; or
+// {"replay", batch id, record}.
 func decodeDispatch(req dispatch.DispatchRequest, v any) (dispatch.Batch, bool, error) {
+	bid := req.BatchID
+	if req.DryRun {
+		bid = ""
+	}
 	if rec, ok := v.(string); ok {
-		bid := req.BatchID
-		if req.DryRun {
-			bid = ""
-		}
-		b, err := decodeBatchOf(req.Pool, bid, rec, req.Orders)
+		head, pairs := splitRecord(rec)
+		b, err := decodeBatchOf(req.Pool, bid, head, pairs, req.Orders)
 		return b, false, err
 	}
 	r, _ := v.([]any)
+	if len(r) == 2 {
+		head, ok1 := r[0].(string)
+		pairs, ok2 := r[1].(string)
+		if ok1 && ok2 {
+			b, err := decodeBatchOf(req.Pool, bid, head, pairs, req.Orders)
+			return b, false, err
+		}
+	}
 	if len(r) != 3 || asString(r[0]) != "replay" {
 		return dispatch.Batch{}, false, fmt.Errorf("redis: dispatch replied %v", v)
 	}

@@ -101,21 +101,37 @@ func decodeOrder(orderID, view string) (dispatch.Order, error) {
 // "createdAt|expiresAt|strategy|orderId,compId,…"
 // (doc.go), in one pass: the assignments' ids are substrings of rec.
 func decodeBatch(pool, batchID, rec string) (dispatch.Batch, error) {
-	return decodeBatchOf(pool, batchID, rec, nil)
+	head, pairs := splitRecord(rec)
+	return decodeBatchOf(pool, batchID, head, pairs, nil)
 }
 
-// decodeBatchOf is decodeBatch for the record of a batch that likely
-// holds orders, in their order: the reply of a dispatch of them. Their ids
-// are not searched for in rec but compared, and the assignments take
-// them; a record of other orders is read as decodeBatch reads it.
-func decodeBatchOf(pool, batchID, rec string, orders []dispatch.OrderInput) (dispatch.Batch, error) {
+// splitRecord is a batch record's head, "createdAt|expiresAt|strategy",
+// and its pairs after the '|' that ends it; "" and rec when it has no
+// third '|'.
+func splitRecord(rec string) (head, pairs string) {
+	i := 0
+	for range 3 {
+		j := strings.IndexByte(rec[i:], '|')
+		if j < 0 {
+			return "", rec
+		}
+		i += j + 1
+	}
+	return rec[:i-1], rec[i:]
+}
+
+// decodeBatchOf is decodeBatch of a record in two parts (splitRecord), for
+// a batch that likely holds orders, in their order: the reply of a
+// dispatch of them. Their ids are not searched for in pairs but compared,
+// and the assignments take them; pairs of other orders are read as
+// decodeBatch reads them.
+func decodeBatchOf(pool, batchID, head, pairs string, orders []dispatch.OrderInput) (dispatch.Batch, error) {
 	bad := func() (dispatch.Batch, error) {
 		return dispatch.Batch{}, fmt.Errorf("redis: batch %q: bad record", batchID)
 	}
-	created, rest, ok1 := strings.Cut(rec, "|")
-	_, rest, ok2 := strings.Cut(rest, "|")
-	strategy, ids, ok3 := strings.Cut(rest, "|")
-	if !ok1 || !ok2 || !ok3 {
+	created, rest, ok1 := strings.Cut(head, "|")
+	_, strategy, ok2 := strings.Cut(rest, "|")
+	if !ok1 || !ok2 || strings.IndexByte(strategy, '|') >= 0 {
 		return bad()
 	}
 	var p ints
@@ -123,19 +139,19 @@ func decodeBatchOf(pool, batchID, rec string, orders []dispatch.OrderInput) (dis
 	if p.err != nil {
 		return bad()
 	}
-	if as, ok := assignmentsOf(ids, orders); ok {
+	if as, ok := assignmentsOf(pairs, orders); ok {
 		b.Assignments = as
 		return b, nil
 	}
-	n := strings.Count(ids, ",") + 1
+	n := strings.Count(pairs, ",") + 1
 	if n%2 != 0 {
 		return bad()
 	}
 	b.Assignments = make([]dispatch.Assignment, n/2)
 	for i := range b.Assignments {
 		a := &b.Assignments[i]
-		a.OrderID, ids = cutComma(ids)
-		a.CompID, ids = cutComma(ids)
+		a.OrderID, pairs = cutComma(pairs)
+		a.CompID, pairs = cutComma(pairs)
 	}
 	return b, nil
 }

@@ -9,7 +9,8 @@ import (
 
 // TestDecodeBatchOf: reading a dispatch's reply with the request's orders
 // at hand gives what decodeBatch gives, whether the record names those
-// orders in their order or not.
+// orders in their order or not, and dispatch.lua's reply in two
+// ({head, pairs}) reads as the record.
 func TestDecodeBatchOf(t *testing.T) {
 	orders := func(ids ...string) []dispatch.OrderInput {
 		o := make([]dispatch.OrderInput, len(ids))
@@ -39,9 +40,21 @@ func TestDecodeBatchOf(t *testing.T) {
 	for _, rec := range recs {
 		want, werr := decodeBatch("p", "b-1", rec)
 		for _, req := range reqs {
-			got, err := decodeBatchOf("p", "b-1", rec, req)
+			head, pairs := splitRecord(rec)
+			got, err := decodeBatchOf("p", "b-1", head, pairs, req)
 			if (err == nil) != (werr == nil) || !reflect.DeepEqual(got, want) {
 				t.Errorf("record %q, orders %v: %+v, %v; decodeBatch %+v, %v", rec, req, got, err, want, werr)
+			}
+			// dispatch.lua's reply, as one string or in two
+			dr := dispatch.DispatchRequest{Pool: "p", BatchID: "b-1", Orders: req}
+			for _, reply := range []any{rec, []any{head, pairs}} {
+				if _, two := reply.([]any); two && head == "" {
+					continue
+				}
+				got, replayed, err := decodeDispatch(dr, reply)
+				if (err == nil) != (werr == nil) || replayed || !reflect.DeepEqual(got, want) {
+					t.Errorf("reply %q, orders %v: %+v, %v, %v; decodeBatch %+v, %v", reply, req, got, replayed, err, want, werr)
+				}
 			}
 		}
 	}

@@ -27,8 +27,12 @@
 --   or {'replay', batchId, record}, the batch of the Idempotency-Key. (A
 --   string, not a table: Redis answers a table reply for some thousand
 --   instructions more, as it looks for fields err, ok, double and others
---   in it first.) dispatchBatch also returns true for a batch recorded
---   now. Errors: DISPATCH NOPOOL, INVALID,
+--   in it first.) But a batch of several orders that has no record string
+--   of its own (a dry run, or named after its first order) answers it in
+--   two, {"createdAt|expiresAt|strategy", "orderId,compId,…"}: the pairs
+--   are a string made anyway, and joining 2.5 KB of them to the head for
+--   the reply alone cost more than the table. dispatchBatch also returns
+--   true for a batch recorded now. Errors: DISPATCH NOPOOL, INVALID,
 --   IDEM (no detail: the caller knows its key), EMPTY, DUP, EXISTS, NOELIG, CAP (a Scale could pass MAXCOUNT),
 --   STRATEGY, TOOEXPENSIVE, LAYOUT (a pool of an earlier layout, lib.lua).
 --
@@ -231,16 +235,20 @@ local function dispatchBatch(A, o, c, cx)
   end
   if dry then
     if n == 1 then return at .. '|0|' .. strategy .. '|' .. id1 .. ',' .. c1 end
-    return at .. '|0|' .. strategy .. '|' .. pairs_
+    return {at .. '|0|' .. strategy, pairs_}
   end
 
   local window = ret
   if ikey ~= '' then window = set.ttl end
   local exp = now + math.max(window, set.floor)
   local expS = fmt(exp)
-  local rec
+  -- (a batch of several named after its first order has no record: its
+  -- reply is the record in two, which spares Lua the copy of its pairs)
+  local rec, reply
   if n == 1 then
     rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. id1 .. ',' .. c1
+  elseif tag then
+    reply = {at .. '|' .. expS .. '|' .. strategy, pairs_}
   else
     rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. pairs_
   end
@@ -346,7 +354,7 @@ local function dispatchBatch(A, o, c, cx)
     local t = tonumber(cx.sw)
     if t and exp < t then cx.sw = expS end
   end
-  return rec, true
+  return reply or rec, true
 end
 
 -- dispatchOne is the call of one batch: dispatchBatch, then a sweep of
