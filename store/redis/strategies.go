@@ -2,6 +2,7 @@ package redis
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/dispatcher/dispatcher/dispatch"
@@ -39,39 +40,22 @@ const hexDigits = "0123456789abcdef"
 // below 2^53. It fails on a number of 2^53 or more.
 //
 // The string goes as a []byte, which go-redis writes as it writes a
-// string: made in place, 8 digits a step (hexDigits8), it is neither copied
-// nor grown.
+// string: made to size and written in place, it is neither copied nor grown.
 func appendRand(args []any, req dispatch.DispatchRequest) ([]any, error) {
 	n := 2 * len(req.Orders)
-	// Number i is the 14 low digits of the 16 written at 2 + 14i - 2,
-	// whose 2 high digits (zeros below 2^56) the number before it then
-	// overwrites: the numbers are written last first, into 2 bytes more
-	// than the string.
-	b := make([]byte, 2+n*randDigits)
+	b := make([]byte, n*randDigits)
 	rnd := req.Rand[:min(n, len(req.Rand))]
-	for i := n - 1; i >= 0; i-- {
-		var r uint64
-		if i < len(rnd) {
-			r = rnd[i]
-		}
+	var raw [8]byte
+	for i, r := range rnd {
 		if r >= maxRand {
 			return nil, fmt.Errorf("redis: random number %d of the batch is not below 2^53", r)
 		}
-		d := b[i*randDigits : i*randDigits+16]
-		binary.BigEndian.PutUint64(d, hexDigits8(uint32(r>>32)))
-		binary.BigEndian.PutUint64(d[8:], hexDigits8(uint32(r)))
+		// below 2^56, the first byte is 0: the 7 others are the 14 digits
+		binary.BigEndian.PutUint64(raw[:], r)
+		hex.Encode(b[i*randDigits:], raw[1:])
 	}
-	return append(args, b[2:]), nil
-}
-
-// hexDigits8 is the 8 hex digits of v, the first in the high byte.
-func hexDigits8(v uint32) uint64 {
-	x := uint64(v)
-	x = (x | x<<16) & 0x0000ffff0000ffff
-	x = (x | x<<8) & 0x00ff00ff00ff00ff
-	x = (x | x<<4) & 0x0f0f0f0f0f0f0f0f
-	// a nibble of 10 or more carries into bit 4 when 6 is added: it
-	// takes 'a' - '0' - 10 more
-	letters := (x + 0x0606060606060606) >> 4 & 0x0101010101010101
-	return x + 0x3030303030303030 + letters*('a'-'0'-10)
+	for i := len(rnd) * randDigits; i < len(b); i++ {
+		b[i] = '0'
+	}
+	return append(args, b), nil
 }
