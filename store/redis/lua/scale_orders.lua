@@ -18,6 +18,17 @@ function ENTRY.scaleOrders(A)
 
   local from, skip = nil, nil
   if cchunk ~= '' then from, skip = tonumber(cchunk, 16), cid end
+  -- Where the cursor's order is (own.lua's ownAt): a page goes on from
+  -- its entry, not from its chunk's start, when it is still in its
+  -- batch's token there (reading the token's earlier entries again would
+  -- read their batches' assignments, some 22 bytes per order of each
+  -- batch, for orders that it skips), and goes straight to its fallback
+  -- when the order has left the chunk.
+  local co, cx, cref = nil, nil, nil
+  if skip then
+    co = getOrder(skip)
+    if co and co.st == 'a' and co.comp == comp then cx, cref = ownAt(co) end
+  end
   local out, got, more, last, first = {}, 0, 0, '', true
   -- (a chunk's orders, a token's too, as own.lua's ownChunks reads them)
   ownChunks(comp, from, function(chunk, each)
@@ -34,7 +45,17 @@ function ENTRY.scaleOrders(A)
       out[#out + 1] = orderView(o)
       last = hex(chunk)
     end
-    if each(take) then return true end
+    if skipping and cx == chunk and cref then
+      -- in its token: the orders after it there, then the entries after it
+      skipping = false
+      local done = each(take, cref, skip)
+      if done ~= false then return done end
+      skipping = true
+    end
+    if skipping and cx == chunk then
+      if each(take) then return true end
+      if not skipping then return end
+    end
     if skipping then
       -- The cursor's order has left the chunk. If its batch's token is
       -- still there, the page goes on after the order's place in it (its
@@ -42,13 +63,13 @@ function ENTRY.scaleOrders(A)
       -- from the chunk's start: a chunk of tokens stands for up to OWN
       -- orders and a batch's, a chunk of ids for OWN bytes of them.
       skipping = false
-      local o = getOrder(skip)
-      if o and o.ref ~= '' then
-        local done = each(take, o.ref, skip)
+      if co and co.ref ~= '' then
+        local done = each(take, co.ref, skip)
         if done ~= false then return done end
       end
       return each(take)
     end
+    return each(take)
   end)
   table.insert(out, 1, last)
   table.insert(out, 1, more)
