@@ -314,11 +314,28 @@ end
 
 -- enter starts a call, its keys bound (functions.lua's register): it
 -- clears what an earlier call of a library function may have left in agg
--- and excluded (one that failed half-way).
-local function enter()
-  excluded = nil
-  agg.u, agg.r = 0, 0
-end
+-- and excluded (one that failed half-way). Its first call after the
+-- library loads sets the pause of the functions' Lua garbage collector
+-- (which FUNCTION LOAD does not reach) to GCPAUSE: a cycle then starts
+-- when the heap has grown to GCPAUSE % of what the last one left, not to
+-- Lua's 200 %. A call leaves garbage in proportion to its orders (its
+-- arguments, replies, lists and strings), and a cycle walks the whole
+-- heap, the library's code and tables: at 200 % the collector cost a
+-- batch of 100 about 1k instructions an order, and fewer cycles of the
+-- same heap cost less (cpu22, docs/benchmarks.md). The heap peaks at
+-- GCPAUSE % of what lives in it (docs/operations.md).
+local GCPAUSE = 400
+local enter = (function()
+  local tuned = false
+  return function()
+    if not tuned then
+      collectgarbage('setpause', GCPAUSE)
+      tuned = true
+    end
+    excluded = nil
+    agg.u, agg.r = 0, 0
+  end
+end)()
 
 -- saveScales replaces the records of Scales ids, old[id] (nil: new) by
 -- new[id], in scales, elig or load, lex (see getScale) and the aggregates,
