@@ -12,11 +12,17 @@
 local LAST = 2147483647
 
 -- wfFetch reads the entries of the ranks that take orders of a level emit,
--- start, start-1, ..., 0, top, top-1, ...: rank -> compId.
-local function wfFetch(z, top, start, take)
+-- start, start-1, ..., 0, top, top-1, ...: rank -> compId; from all, the
+-- whole ZSET as ZRANGE WITHSCORES gives it, when the pass has read it
+-- (wfPass).
+local function wfFetch(z, top, start, take, all)
   local at = {}
   local function load(lo, hi)
     if lo > hi then return end
+    if all then
+      for j = lo, hi do at[j] = all[2 * j + 1] end
+      return
+    end
     local r = redis.call('ZRANGE', z, lo, hi)
     for j = 1, #r do at[lo + j - 1] = r[j] end
   end
@@ -38,20 +44,45 @@ end
 -- pass that no pick stops, it calls level(at, v, start, top, take) once
 -- for the take picks of a level instead of pick for each: the ranks start,
 -- start-1, ..., 0, top, top-1, ... in turn.
+--
+-- A pass over a ZSET of at most WFALL Scales that may take more than one
+-- order reads it whole, with one ZRANGE, and finds the ranks and counts in
+-- that reply (all: compId, score, …, rank r at 2r + 1), where each of a
+-- level's reads was a command (some 4k instructions each; a batch of 100
+-- over 16 Scales made about 8). (Its ranks by number, 0 to n - 1: what
+-- a call may read is bounded, which the cost tests count by its ranks.)
+local WFALL = 32
 local function wfPass(z, want, pick, seen, lowestCap, level)
   local n = redis.call('ZCARD', z)
+  local all = want > 1 and n <= WFALL and redis.call('ZRANGE', z, 0, n - 1, 'WITHSCORES')
   local done, nxt = 0, 0
   while done < want and nxt < n do
-    local head = redis.call('ZRANGE', z, nxt, nxt, 'WITHSCORES')
+    local head, top
+    if all then
+      head = {all[2 * nxt + 1], all[2 * nxt + 2]}
+    else
+      head = redis.call('ZRANGE', z, nxt, nxt, 'WITHSCORES')
+    end
     local v = tonumber(head[2])
     if lowestCap and nxt == 0 and v + want > MAXCOUNT then return 0, head[1], v end
-    local top = redis.call('ZCOUNT', z, '-inf', head[2]) - 1
+    if all then
+      -- (ZCOUNT -inf v: the ranks are in order of score)
+      top = nxt
+      while top + 1 < n and num(all[2 * top + 4]) <= v do top = top + 1 end
+    else
+      top = redis.call('ZCOUNT', z, '-inf', head[2]) - 1
+    end
     local start, take = 0, want - done
     if top == n - 1 then
       start = LAST % n
     elseif take > 1 then
       -- (one order never fills a level: the next count is above v)
-      local above = tonumber(redis.call('ZRANGE', z, top + 1, top + 1, 'WITHSCORES')[2])
+      local above
+      if all then
+        above = num(all[2 * top + 4])
+      else
+        above = tonumber(redis.call('ZRANGE', z, top + 1, top + 1, 'WITHSCORES')[2])
+      end
       local width = top + 1
       -- D may exceed what a batch needs: compare the rounds instead.
       if above - v < math.ceil(take / width) then take = (above - v) * width end
@@ -59,7 +90,7 @@ local function wfPass(z, want, pick, seen, lowestCap, level)
     -- one order from rank 0, a single-order batch's usual case: the first
     -- level's head names it
     local at
-    if take == 1 and start == 0 and nxt == 0 then at = {[0] = head[1]} else at = wfFetch(z, top, start, take) end
+    if take == 1 and start == 0 and nxt == 0 then at = {[0] = head[1]} else at = wfFetch(z, top, start, take, all) end
     seen(at)
     if level then
       level(at, v, start, top, take)
