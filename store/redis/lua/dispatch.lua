@@ -116,24 +116,18 @@ local settingsOf = (function()
 end)()
 
 -- heldOrders reads the records of orders A[ib + 1 … ib + n] into held[3 …
--- n + 2] in RESP3, where a field the hash lacks is nil (false in RESP2):
--- the reply of a batch whose orders the pool does not hold, the usual
--- case, has no value at all, and next() says so in C, where a loop over
--- it in Lua cost some 450 instructions an order (cpu22). It returns
--- whether the pool holds any; WRITE fields per HMGET.
+-- n + 2] in RESP3 (hmgetList), where a field the hash lacks is nil (false
+-- in RESP2): the reply of a batch whose orders the pool does not hold, the
+-- usual case, has no value at all, and next() says so in C, where a loop
+-- over it in Lua cost some 450 instructions an order (cpu22). It returns
+-- whether the pool holds any.
 local function heldOrders(held, A, ib, n)
-  local found = false
   redis.setresp(3)
-  for i = 1, n, WRITE do
-    local last = math.min(i + WRITE - 1, n)
-    local v = redis.call('HMGET', K.orders, unpack(A, ib + i, ib + last))
-    if next(v) then
-      found = true
-      for j = 1, last - i + 1 do held[i + j + 1] = v[j] end
-    end
-  end
+  local v = hmgetList(K.orders, A, ib + 1, ib + n)
   redis.setresp(2)
-  return found
+  if next(v) == nil then return false end
+  for i = 1, n do held[i + 2] = v[i] end
+  return true
 end
 
 -- dispatchBatch assigns the batch of the c arguments A[o + D.batchId …] in

@@ -120,7 +120,8 @@ local function hsetMany(key, kv) callMany('HSET', key, kv, 2) end
 
 -- hmgetList reads the fields of a hash, fields[from..to] (a list; the
 -- whole of it without from and to), into a list of their values in the
--- same order (false for a missing field), WRITE fields per HMGET.
+-- same order (false for a missing field; nil in RESP3, redis.setresp),
+-- WRITE fields per HMGET.
 local function hmgetList(key, fields, from, to)
   from, to = from or 1, to or #fields
   if to - from < WRITE then
@@ -129,8 +130,10 @@ local function hmgetList(key, fields, from, to)
   end
   local out = {}
   for i = from, to, WRITE do
-    local v = redis.call('HMGET', key, unpack(fields, i, math.min(i + WRITE - 1, to)))
-    for j = 1, #v do out[i - from + j] = v[j] end
+    local last = math.min(i + WRITE - 1, to)
+    local v = redis.call('HMGET', key, unpack(fields, i, last))
+    -- (by count, not #v: a RESP3 reply has holes)
+    for j = 1, last - i + 1 do out[i - from + j] = v[j] end
   end
   return out
 end
