@@ -150,8 +150,8 @@ func decodeBatchOf(pool, batchID, head, pairs string, orders []dispatch.OrderInp
 	b.Assignments = make([]dispatch.Assignment, n/2)
 	for i := range b.Assignments {
 		a := &b.Assignments[i]
-		a.OrderID, pairs = cutComma(pairs)
-		a.CompID, pairs = cutComma(pairs)
+		a.OrderID, pairs, _ = strings.Cut(pairs, ",")
+		a.CompID, pairs, _ = strings.Cut(pairs, ",")
 	}
 	return b, nil
 }
@@ -182,12 +182,4 @@ func assignmentsOf(ids string, orders []dispatch.OrderInput) ([]dispatch.Assignm
 		}
 	}
 	return as, true
-}
-
-// cutComma is s before its first ',' and s after it, or s and "".
-func cutComma(s string) (string, string) {
-	if i := strings.IndexByte(s, ','); i >= 0 {
-		return s[:i], s[i+1:]
-	}
-	return s, ""
 }
