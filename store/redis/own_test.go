@@ -284,7 +284,7 @@ func TestOwnIndexCursorOfAnEmptiedChunk(t *testing.T) {
 		}
 		p.Cursor = next
 	}
-	chunk, _, _ := strings.Cut(p.Cursor, ".")
+	chunk, _, _ := strings.Cut(p.Cursor, "+") // ("chunk+moves.orderId")
 	v, err := c.HGet(ctx, poolKey("p", "orders"), "|oS0 "+chunk).Result()
 	if err != nil {
 		t.Fatalf("the cursor's chunk %s: %v", chunk, err)

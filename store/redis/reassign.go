@@ -41,24 +41,29 @@ func (s *Store) Reassign(ctx context.Context, req dispatch.ReassignRequest) ([]d
 // ListScaleOrders returns at most p.Limit (dispatch.DefaultLimit if not
 // positive) outstanding orders of the Scale, oldest first, after p.Cursor,
 // and the cursor of the next page ("" on the last page). A cursor is
-// opaque: the chunk of the Scale's own index and the last order returned;
-// one the store did not make is ErrInvalidRequest. An order that left the
-// Scale between pages may make the next page repeat orders of its chunk.
-// ErrPoolNotFound, ErrScaleNotFound, ErrUnavailable.
+// opaque: "chunk+moves.orderId", the chunk of the Scale's own index, the
+// last order returned and how often it had moved; one the store did not
+// make is ErrInvalidRequest. An order that left the Scale between pages,
+// or moved away and back, may make the next page repeat orders of its
+// chunk, never skip one. ErrPoolNotFound, ErrScaleNotFound, ErrUnavailable.
 func (s *Store) ListScaleOrders(ctx context.Context, pool, compID string, p dispatch.Page) ([]dispatch.Order, string, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = dispatch.DefaultLimit
 	}
-	chunk, after := "", ""
+	chunk, moves, after := "", "", ""
 	if p.Cursor != "" {
-		c, id, ok := strings.Cut(p.Cursor, ".")
-		if _, err := strconv.ParseUint(c, 16, 52); !ok || err != nil || !dispatch.ValidID(id) {
+		var ok bool
+		if chunk, after, ok = strings.Cut(p.Cursor, "."); ok {
+			chunk, moves, ok = strings.Cut(chunk, "+")
+		}
+		_, err := strconv.ParseUint(chunk, 16, 52)
+		_, merr := strconv.ParseUint(moves, 10, 52)
+		if !ok || err != nil || merr != nil || !dispatch.ValidID(after) {
 			return nil, "", errorf(dispatch.ErrInvalidRequest, "cursor %q was not made by this list", p.Cursor)
 		}
-		chunk, after = c, id
 	}
-	v, err := s.call(ctx, fnScaleOrders, pool, compID, limit, chunk, after)
+	v, err := s.call(ctx, fnScaleOrders, pool, compID, limit, chunk, moves, after)
 	if err != nil {
 		return nil, "", translate(err, pool)
 	}
@@ -76,7 +81,8 @@ func (s *Store) ListScaleOrders(ctx context.Context, pool, compID string, p disp
 	}
 	next := ""
 	if asInt(r[0]) == 1 && len(out) > 0 {
-		next = asString(r[1]) + "." + out[len(out)-1].ID
+		o := out[len(out)-1]
+		next = asString(r[1]) + "+" + strconv.FormatInt(o.Moves, 10) + "." + o.ID
 	}
 	return out, next, nil
 }

@@ -104,3 +104,91 @@ func TestOwnTokenCursorOrderLeft(t *testing.T) {
 	}
 	checkOwnIndex(t, c, rs, "p")
 }
+
+// TestOwnCursorOrderMovedBack pages through Scale A, and between two pages
+// the cursor's order (the last one listed) fails over to B and back to A,
+// where it joins A's tail as an id of its own, in the chunk the cursor
+// names. The next pages must still list every order of A after the
+// cursor's: a page that went on from the order's new place would skip the
+// orders between its old place and its new one (it did, before the cursor
+// carried the order's moves). A batch named after its first order (A's
+// orders a token) must page as store/memory does; one named by a UUID (an
+// id per order) may list orders of its chunk again, but lose none.
+func TestOwnCursorOrderMovedBack(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
+	for _, named := range []bool{true, false} {
+		const pool = "p" // (healthPool's)
+		c := newClient(t, redistest.Start(t))
+		rs := redis.New(c, redis.Options{Retention: time.Hour})
+		ms := memory.New(memory.Options{Retention: time.Hour})
+		stores := []dispatch.Store{rs, ms}
+		req := dispatch.DispatchRequest{Pool: pool, Now: t0, MaxCost: dispatch.DefaultMaxCost}
+		for k := range 20 {
+			req.Orders = append(req.Orders, dispatch.OrderInput{ID: fmt.Sprintf("o%d", k)})
+			req.Rand = append(req.Rand, uint64(k), uint64(k+1))
+		}
+		req.BatchID = "0190a6e4-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+		if named {
+			req.BatchID = rs.BatchID(req)
+		}
+		for _, st := range stores {
+			healthPool(t, st, t0, dispatch.PoolSpec{}, "A", "B")
+			if _, _, err := st.Dispatch(ctx, req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		onA := map[string]bool{}
+		all, _, err := rs.ListScaleOrders(ctx, pool, "A", dispatch.Page{Limit: 100})
+		if err != nil || len(all) < 6 {
+			t.Fatalf("A holds %d orders (%v), want 6 or more", len(all), err)
+		}
+		for _, o := range all {
+			onA[o.ID] = true
+		}
+		cursors := make([]string, 2)
+		listed := map[string]bool{}
+		for page := 0; ; page++ {
+			var got [2]string
+			var last string
+			for i, st := range stores {
+				os, next, err := st.ListScaleOrders(ctx, pool, "A", dispatch.Page{Limit: 3, Cursor: cursors[i]})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[i] = fmt.Sprint(next != "")
+				for _, o := range os {
+					got[i] += " " + o.ID
+					if i == 0 {
+						listed[o.ID] = true
+					}
+					last = o.ID
+				}
+				cursors[i] = next
+			}
+			if named && got[0] != got[1] {
+				t.Fatalf("named batch, page %d:\nredis  %s\nmemory %s", page, got[0], got[1])
+			}
+			if cursors[0] == "" {
+				break
+			}
+			if page > 0 {
+				continue
+			}
+			// after the first page, its last order goes to B and back
+			for _, st := range stores {
+				for _, from := range []string{"A", "B"} {
+					r, err := st.Fail(ctx, dispatch.FailRequest{Pool: pool, OrderID: last, CompID: from, Now: t0, Rand: []uint64{1, 2}, MaxCost: dispatch.DefaultMaxCost})
+					if err != nil || !r.Moved {
+						t.Fatalf("fail %s on %s: %+v, %v", last, from, r, err)
+					}
+				}
+			}
+		}
+		for id := range onA {
+			if !listed[id] {
+				t.Errorf("named %v: %s of A was never listed", named, id)
+			}
+		}
+	}
+}

@@ -3,16 +3,18 @@
 --
 -- Keys: the pool's keys (lib.lua).
 -- Arguments (SCALE_ORDERS): compId, limit, the cursor's chunk
---   (hexadecimal, '' for the first page) and after, its order id (the last
---   order of the previous page).
+--   (hexadecimal, '' for the first page), moves and after: its order id (the
+--   last order of the previous page) and how often that order had moved.
 -- Reply: {more (1/0), next chunk (hexadecimal), id, view, id, view, ...}, each
---   view as orderView shows it. A cursor order that has left its chunk since
---   resumes after its place in its batch's token, if that is still there,
---   else at the chunk's start. Errors: DISPATCH NOPOOL, NOSCALE.
+--   view as orderView shows it. A cursor order that has left its chunk
+--   since, or moved at all (away and back into the same chunk, where it is
+--   an id at the end), resumes after its place in its batch's token, if
+--   that is still there, else at the chunk's start. Errors: DISPATCH NOPOOL, NOSCALE.
 
 function ENTRY.scaleOrders(A)
   local P = SCALE_ORDERS
   local comp, limit, cchunk, cid = A[P.compId], tonumber(A[P.limit]), A[P.chunk], A[P.after]
+  local cmv = tonumber(A[P.moves]) or 0
   if not poolExists() then return fail('NOPOOL') end
   if redis.call('HEXISTS', K.scales, comp) == 0 then return fail('NOSCALE', comp) end
 
@@ -23,11 +25,13 @@ function ENTRY.scaleOrders(A)
   -- batch's token there (reading the token's earlier entries again would
   -- read their batches' assignments, some 22 bytes per order of each
   -- batch, for orders that it skips), and goes straight to its fallback
-  -- when the order has left the chunk.
+  -- when the order has left the chunk. An order that moved since the
+  -- page was listed has left its place, even if it came back to this
+  -- chunk: going on from its new place would skip the entries between.
   local co, cx, cref = nil, nil, nil
   if skip then
     co = getOrder(skip)
-    if co and co.st == 'a' and co.comp == comp then cx, cref = ownAt(co) end
+    if co and co.st == 'a' and co.comp == comp and co.mv == cmv then cx, cref = ownAt(co) end
   end
   local out, got, more, last, first = {}, 0, 0, '', true
   -- (a chunk's orders, a token's too, as own.lua's ownChunks reads them)
