@@ -41,7 +41,7 @@ func (s *server) dispatch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if dryRun {
-		writeBatch(w, http.StatusOK, batch)
+		writeBatch(w, r, http.StatusOK, batch)
 		return nil
 	}
 	w.Header()["Location"] = []string{batchPath(pool, batch.ID)}
@@ -50,7 +50,7 @@ func (s *server) dispatch(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		s.metrics.ObserveBatch(batch.Pool, string(batch.Strategy), len(batch.Assignments))
 	}
-	writeBatch(w, http.StatusCreated, batch)
+	writeBatch(w, r, http.StatusCreated, batch)
 	return nil
 }
 
@@ -113,6 +113,6 @@ func (s *server) getBatch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeBatch(w, http.StatusOK, batch)
+	writeBatch(w, r, http.StatusOK, batch)
 	return nil
 }

@@ -76,15 +76,16 @@ var jsonType = []string{"application/json"}
 var batchBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // writeBatch answers b as application/json with status, as writeJSON(w,
-// status, toBatch(b)) does, with its Content-Length.
-func writeBatch(w http.ResponseWriter, status int, b dispatch.Batch) {
+// status, toBatch(b)) does, with its Content-Length, in one write where it
+// can (writeWhole).
+func writeBatch(w http.ResponseWriter, r *http.Request, status int, b dispatch.Batch) {
 	bp := batchBufs.Get().(*[]byte)
 	buf := append(appendBatch((*bp)[:0], b), '\n')
 	h := w.Header()
 	h["Content-Type"] = jsonType
 	h["Content-Length"] = []string{strconv.Itoa(len(buf))}
 	w.WriteHeader(status)
-	_, _ = w.Write(buf)
+	writeWhole(w, r, buf)
 	if cap(buf) <= 1<<20 {
 		*bp = buf
 		batchBufs.Put(bp)

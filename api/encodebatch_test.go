@@ -89,7 +89,7 @@ func TestWriteBatchHeaders(t *testing.T) {
 	b := dispatch.Batch{ID: "b-1", Pool: "p", Strategy: "waterfill", Assignments: []dispatch.Assignment{{OrderID: "o", CompID: "s"}}}
 	for range 2 { // the second answer reuses the first's buffer
 		w := httptest.NewRecorder()
-		writeBatch(w, 201, b)
+		writeBatch(w, httptest.NewRequest("POST", "/v1/pools/p/batches", nil), 201, b)
 		body := w.Body.String()
 		if w.Code != 201 || w.Header().Get("Content-Type") != "application/json" ||
 			w.Header().Get("Content-Length") != strconv.Itoa(len(body)) || body != marshalBatch(t, b)+"\n" {

@@ -134,8 +134,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	// api.Listener and api.ConnContext let a batch's answer leave in one
+	// write however large (api/onewrite.go).
+	ln = api.Listener(ln)
 	srv := &http.Server{
 		Handler:           handler,
+		ConnContext:       api.ConnContext,
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
