@@ -168,14 +168,17 @@ local function dispatchBatch(A, o, c, cx)
   if n == 1 and not dry and cx.r == 0 and cx.u > 0 and st and st.pickOne then
     one, oneV = st.pickOne()
   end
+  -- (in a call of several batches, a tail the call holds pending is not
+  -- read: own.lua's ownPend)
+  local tailOne = one and not (cx.own and cx.own.t[one])
   if tag and n == 1 then
-    if one then
+    if tailOne then
       local r = redis.call('HMGET', K.orders, id1, tailField(one))
       held = {false, false, r[1], r[2]}
     else
       held = {false, false, redis.call('HGET', K.orders, id1)}
     end
-  elseif n == 1 and one then
+  elseif n == 1 and tailOne then
     held = redis.call('HMGET', K.orders, bf, kf, id1, tailField(one))
   elseif n == 1 then
     held = redis.call('HMGET', K.orders, bf, kf, id1)
@@ -284,7 +287,17 @@ local function dispatchBatch(A, o, c, cx)
   local q, entry = K.bexp, nil -- (the queue and its entry, made below)
   if n == 1 then
     local id, key1 = id1, kb and A[kb + 1] or ''
-    local chunk, tf, tv, sf, sv = ownAppendOne(c1, id, one and held[4])
+    local tail = nil -- (the tail read with the order, held[4])
+    if tailOne then tail = held[4] end
+    local chunk, tf, tv, sf, sv
+    if cx.own and cx.own.t[c1] then
+      -- (an earlier batch of the call left the tail pending: it joins it;
+      -- any other waits for none, as a tail held for one order costs a
+      -- call more than it saves)
+      chunk = ownPend.one(cx.own, c1, id)
+    else
+      chunk, tf, tv, sf, sv = ownAppendOne(c1, id, tail)
+    end
     local orec
     if tag then
       orec = 'a||' .. c1 .. '|' .. chunk .. '|:' .. tag .. STRATCODE[strategy] .. '|' .. hex(now) .. '||' .. key1
@@ -292,7 +305,16 @@ local function dispatchBatch(A, o, c, cx)
     else
       orec = 'a||' .. c1 .. '|' .. chunk .. '|' .. bid .. '|' .. at .. '|' .. key1
     end
-    if tag then
+    if not tf then
+      -- (the call writes the tail at its end)
+      local kv = {id, orec}
+      if not tag then kv[3], kv[4] = bf, rec end
+      if ikey ~= '' then
+        q, entry = K.iexp, expS .. '|' .. ikey
+        kv[5], kv[6] = kf, bid .. fp
+      end
+      redis.call('HSET', K.orders, unpack(kv))
+    elseif tag then
       if sf then
         redis.call('HSET', K.orders, id, orec, tf, tv, sf, sv)
       else
@@ -323,11 +345,19 @@ local function dispatchBatch(A, o, c, cx)
     -- share their records' head (mid, by Scale).
     local pre = 'a' .. ref .. '||'
     local chunkOf, okv, mid
-    if tag then
+    -- (in a call of several batches the tails wait: own.lua's ownPend)
+    if cx.many and not cx.own then cx.own = ownPend.new() end
+    if tag and cx.own then
+      mid, okv = ownPend.tok(cx.own, first, cur, ref), {}
+    elseif cx.own then
+      chunkOf, okv = ownPend.ids(cx.own, comps, first, n, A, ib), {}
+    elseif tag then
       mid, okv = ownAppendTok(first, cur, ref)
-      for _, c in ipairs(first) do mid[c] = pre .. c .. '|' .. mid[c] .. '|' end
     else
       chunkOf, okv = ownAppend(comps, first, n, A, ib)
+    end
+    if tag then
+      for _, c in ipairs(first) do mid[c] = pre .. c .. '|' .. mid[c] .. '|' end
     end
     local k = #okv
     if tag then

@@ -15,6 +15,9 @@ function ENTRY.dispatchMany(A)
   -- batch j's count is A[o + 1], its argument a A[o + 1 + D.a]
   local m, o, out = tonumber(A[P.m]), P.batches - 1, {}
   local now, ret, applied = 0, 0, 0
+  -- (the own index's tails of its batches of several orders wait in Lua
+  -- across the batches, own.lua's ownPend, and are written once below)
+  cx.many = m > 1
   for j = 1, m do
     local c = tonumber(A[o + 1])
     local r, new = dispatchBatch(A, o + 1, c, cx)
@@ -26,6 +29,7 @@ function ENTRY.dispatchMany(A)
     out[j] = r
     o = o + 1 + c
   end
+  if cx.own then ownPend.flush(cx.own) end
   -- One sweep per batch applied, as separate calls would have made.
   if applied > 0 then cx.sw = sweepDue(now, ret, applied, cx.sw) end
   metaFlush(cx)

@@ -498,6 +498,140 @@ local function ownAppendOne(comp, id, tail)
   return nc, tf, h .. '|' .. id .. ',', sf, sv
 end
 
+-- ownPend is the own index's tails of a call of several batches
+-- (dispatch_many.lua): each Scale's tail is read at most once in the call,
+-- its new entries are kept in Lua across the call's batches, and every
+-- tail, and any chunk sealed meanwhile, is written once at the call's end
+-- (flush). Each append gives the tail, the chunks and the orders' chunks
+-- exactly what ownAppend, ownAppendTok and ownAppendOne give them, batch
+-- after batch; only the writes wait. Nothing else that a dispatch runs
+-- reads a tail (settling and the sweep touch no own index), so nothing in
+-- the call needs them written sooner. A tail there is a list (positional,
+-- which Lua fills and reads cheaper than named fields): {ct, v, bl, len,
+-- w, tok, ne, hp, new entries…}: ct the tail chunk (hexadecimal), v the
+-- tail read (false: none, or sealed since) whose entries start at bl, len
+-- the bytes of its entries, w what its tokens stand for, tok whether a
+-- token joined it (w then changes), ne the new entries, from index PE + 1,
+-- hp its header up to p, "ct|cl|p".
+local ownPend = {PE = 8}
+
+-- ownPend.new returns the pending tails of a call: by compId, and in the
+-- order first read.
+function ownPend.new() return {t = {}, order = {}, sealed = {}} end
+
+-- ownPend.of returns Scale comp's tail in P, made from its value v (false:
+-- none) if P holds none yet.
+function ownPend.of(P, comp, v)
+  local s = P.t[comp]
+  if s then return s end
+  if not v then
+    s = {'0', false, 0, 0, 0, false, 0, '0|0|'}
+  else
+    local hp, ct, w, bl = string.match(v, '^((%x+)|%x+|%x*)%.?(%x*)|()')
+    s = {ct, v, bl, #v - bl + 1, tonumber(w, 16) or 0, false, 0, hp}
+  end
+  P.t[comp] = s
+  P.order[#P.order + 1] = comp
+  return s
+end
+
+-- ownPend.read brings the tails of Scales first that P does not hold yet
+-- into it, with one HMGET.
+function ownPend.read(P, first)
+  local T, miss, tf = P.t, nil, nil
+  for _, id in ipairs(first) do
+    if not T[id] then
+      if not miss then miss, tf = {}, {} end
+      miss[#miss + 1] = id
+      tf[#tf + 1] = tailField(id)
+    end
+  end
+  if not miss then return end
+  for j, v in ipairs(hmgetList(K.orders, tf)) do ownPend.of(P, miss[j], v) end
+end
+
+-- ownPend.seal seals Scale comp's tail s into its chunk, as seal does.
+function ownPend.seal(P, comp, s)
+  local PE, ne, v = ownPend.PE, s[7], s[2]
+  local list = v and string.sub(v, s[3]) or ''
+  if ne > 0 then list = list .. table.concat(s, ',', PE + 1, PE + ne) .. ',' end
+  local x, hp = #P.sealed, s[8]
+  P.sealed[x + 1], P.sealed[x + 2] = OFIELD .. comp .. ' ' .. s[1], string.sub(hp, #string.match(hp, '^%x+|%x+|') + 1) .. '||' .. list
+  local ct = hex(tonumber(s[1], 16) + 1)
+  P.t[comp] = {ct, false, 0, 0, 0, false, 0, ct .. '|' .. string.match(hp, '^%x+|(%x+)|') .. '|'}
+  return P.t[comp]
+end
+
+-- ownPend.ids is ownAppend in call P: it returns each order's chunk.
+function ownPend.ids(P, comps, first, n, ids, io)
+  ownPend.read(P, first)
+  local T, PE, chunkOf = P.t, ownPend.PE, newList(n)
+  for i = 1, n do
+    local comp = comps[i]
+    local s = T[comp]
+    if s[4] >= OWN then s = ownPend.seal(P, comp, s) end
+    local oid, ne = ids[io + i], s[7] + 1
+    s[PE + ne], s[7], s[4] = oid, ne, s[4] + #oid + 1
+    chunkOf[i] = s[1]
+  end
+  return chunkOf
+end
+
+-- ownPend.tok is ownAppendTok in call P: it returns the chunk of each
+-- Scale's token, by compId.
+function ownPend.tok(P, first, cur, ref)
+  ownPend.read(P, first)
+  local T, PE, at = P.t, ownPend.PE, {}
+  for _, id in ipairs(first) do
+    local s = T[id]
+    local len, w = s[4], s[5]
+    if len == 0 then
+      w = 0
+    elseif len >= OWN or w >= OWN then
+      s, len, w = ownPend.seal(P, id, s), 0, 0
+    end
+    local c = cur[id]
+    local k = c.out - c.out0
+    local e, ne = '~' .. ref .. '.' .. hexSmall(k), s[7] + 1
+    s[PE + ne], s[7], s[4], s[5], s[6] = e, ne, len + #e + 1, w + k, true
+    at[id] = s[1]
+  end
+  return at
+end
+
+-- ownPend.one is ownAppendOne in call P, of a Scale whose tail P holds:
+-- it returns the order's chunk.
+function ownPend.one(P, comp, id)
+  local s = P.t[comp]
+  if s[4] >= OWN then s = ownPend.seal(P, comp, s) end
+  local ne = s[7] + 1
+  s[ownPend.PE + ne], s[7], s[4] = id, ne, s[4] + #id + 1
+  return s[1]
+end
+
+-- ownPend.flush writes the tails of call P and the chunks it sealed, in
+-- one HSET: a tail that no token joined keeps its header as read (its w
+-- too), and one that a token joined has w written.
+function ownPend.flush(P)
+  local kv, T, PE = P.sealed, P.t, ownPend.PE
+  for _, comp in ipairs(P.order) do
+    local s = T[comp]
+    local v, ne = s[2], s[7]
+    if v and not s[6] then
+      v = v .. table.concat(s, ',', PE + 1, PE + ne) .. ','
+    elseif v then
+      v = s[8] .. '.' .. hexSmall(s[5]) .. '|' .. string.sub(v, s[3]) .. table.concat(s, ',', PE + 1, PE + ne) .. ','
+    elseif s[6] then
+      v = s[8] .. '.' .. hexSmall(s[5]) .. '|' .. table.concat(s, ',', PE + 1, PE + ne) .. ','
+    else
+      v = s[8] .. '|' .. table.concat(s, ',', PE + 1, PE + ne) .. ','
+    end
+    kv[#kv + 1] = tailField(comp)
+    kv[#kv + 1] = v
+  end
+  hsetMany(K.orders, kv)
+end
+
 -- ownFront reads up to max of Scale comp's oldest orders from its own index
 -- (an entry's orders in order, entries in order, chunks from the lowest),
 -- changing nothing. It returns their ids, their records (decOrder) and a
