@@ -84,8 +84,13 @@ const holdFrom = 3 << 10
 // HTTP/1 and the body is holdFrom bytes or more; otherwise as net/http
 // does. A failed write closes the connection, as net/http does after one.
 func writeWhole(w http.ResponseWriter, r *http.Request, body []byte) {
-	c, _ := r.Context().Value(holdConnKey{}).(*holdConn)
-	if c == nil || len(body) < holdFrom || r.ProtoMajor != 1 || c.held != nil {
+	// The size first: most answers are small, and finding the connection
+	// walks the request's contexts.
+	var c *holdConn
+	if len(body) >= holdFrom && r.ProtoMajor == 1 {
+		c, _ = r.Context().Value(holdConnKey{}).(*holdConn)
+	}
+	if c == nil || c.held != nil {
 		_, _ = w.Write(body)
 		return
 	}
