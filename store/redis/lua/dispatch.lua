@@ -164,21 +164,25 @@ local function dispatchBatch(A, o, c, cx)
   local bf, kf = '', ikey ~= '' and IFIELD .. ikey or ''
   if not tag then bf = BFIELD .. bid end
   local st = STRATEGIES[cx.s]
+  -- (a single order in a call of several batches: the tails that the
+  -- call's earlier batches left pending are written first, own.lua's
+  -- ownPend, as its own tail is written with its records)
+  if cx.own and n == 1 then
+    ownPend.flush(cx.own)
+    cx.own = nil
+  end
   local one, oneV
   if n == 1 and not dry and cx.r == 0 and cx.u > 0 and st and st.pickOne then
     one, oneV = st.pickOne()
   end
-  -- (in a call of several batches, a tail the call holds pending is not
-  -- read: own.lua's ownPend)
-  local tailOne = one and not (cx.own and cx.own.t[one])
   if tag and n == 1 then
-    if tailOne then
+    if one then
       local r = redis.call('HMGET', K.orders, id1, tailField(one))
       held = {false, false, r[1], r[2]}
     else
       held = {false, false, redis.call('HGET', K.orders, id1)}
     end
-  elseif n == 1 and tailOne then
+  elseif n == 1 and one then
     held = redis.call('HMGET', K.orders, bf, kf, id1, tailField(one))
   elseif n == 1 then
     held = redis.call('HMGET', K.orders, bf, kf, id1)
@@ -287,17 +291,7 @@ local function dispatchBatch(A, o, c, cx)
   local q, entry = K.bexp, nil -- (the queue and its entry, made below)
   if n == 1 then
     local id, key1 = id1, kb and A[kb + 1] or ''
-    local tail = nil -- (the tail read with the order, held[4])
-    if tailOne then tail = held[4] end
-    local chunk, tf, tv, sf, sv
-    if cx.own and cx.own.t[c1] then
-      -- (an earlier batch of the call left the tail pending: it joins it;
-      -- any other waits for none, as a tail held for one order costs a
-      -- call more than it saves)
-      chunk = ownPend.one(cx.own, c1, id)
-    else
-      chunk, tf, tv, sf, sv = ownAppendOne(c1, id, tail)
-    end
+    local chunk, tf, tv, sf, sv = ownAppendOne(c1, id, one and held[4])
     local orec
     if tag then
       orec = 'a||' .. c1 .. '|' .. chunk .. '|:' .. tag .. STRATCODE[strategy] .. '|' .. hex(now) .. '||' .. key1
@@ -305,16 +299,7 @@ local function dispatchBatch(A, o, c, cx)
     else
       orec = 'a||' .. c1 .. '|' .. chunk .. '|' .. bid .. '|' .. at .. '|' .. key1
     end
-    if not tf then
-      -- (the call writes the tail at its end)
-      local kv = {id, orec}
-      if not tag then kv[3], kv[4] = bf, rec end
-      if ikey ~= '' then
-        q, entry = K.iexp, expS .. '|' .. ikey
-        kv[5], kv[6] = kf, bid .. fp
-      end
-      redis.call('HSET', K.orders, unpack(kv))
-    elseif tag then
+    if tag then
       if sf then
         redis.call('HSET', K.orders, id, orec, tf, tv, sf, sv)
       else

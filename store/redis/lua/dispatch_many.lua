@@ -16,7 +16,8 @@ function ENTRY.dispatchMany(A)
   local m, o, out = tonumber(A[P.m]), P.batches - 1, {}
   local now, ret, applied = 0, 0, 0
   -- (the own index's tails of its batches of several orders wait in Lua
-  -- across the batches, own.lua's ownPend, and are written once below)
+  -- across the batches, own.lua's ownPend, and are written once below, or
+  -- before a single order, dispatch.lua)
   cx.many = m > 1
   for j = 1, m do
     local c = tonumber(A[o + 1])

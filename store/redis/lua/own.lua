@@ -503,10 +503,12 @@ end
 -- its new entries are kept in Lua across the call's batches, and every
 -- tail, and any chunk sealed meanwhile, is written once at the call's end
 -- (flush). Each append gives the tail, the chunks and the orders' chunks
--- exactly what ownAppend, ownAppendTok and ownAppendOne give them, batch
--- after batch; only the writes wait. Nothing else that a dispatch runs
--- reads a tail (settling and the sweep touch no own index), so nothing in
--- the call needs them written sooner. A tail there is a list (positional,
+-- exactly what ownAppend and ownAppendTok give them, batch after batch;
+-- only the writes wait. Nothing else that a dispatch runs reads a tail
+-- (settling, the sweep and the strategies touch no own index) but a
+-- single order's, which writes its own tail with its records
+-- (ownAppendOne): the call writes the pending tails before it (dispatch.lua),
+-- as holding a tail for one order costs more than it saves. A tail there is a list (positional,
 -- which Lua fills and reads cheaper than named fields): {ct, v, bl, len,
 -- w, tok, ne, hp, new entries…}: ct the tail chunk (hexadecimal), v the
 -- tail read (false: none, or sealed since) whose entries start at bl, len
@@ -597,16 +599,6 @@ function ownPend.tok(P, first, cur, ref)
     at[id] = s[1]
   end
   return at
-end
-
--- ownPend.one is ownAppendOne in call P, of a Scale whose tail P holds:
--- it returns the order's chunk.
-function ownPend.one(P, comp, id)
-  local s = P.t[comp]
-  if s[4] >= OWN then s = ownPend.seal(P, comp, s) end
-  local ne = s[7] + 1
-  s[ownPend.PE + ne], s[7], s[4] = id, ne, s[4] + #id + 1
-  return s[1]
 end
 
 -- ownPend.flush writes the tails of call P and the chunks it sealed, in
