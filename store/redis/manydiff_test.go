@@ -65,11 +65,13 @@ func TestManyLikeOne(t *testing.T) {
 			}
 			d := &manyDiff{
 				t: t, cm: cm, co: co,
-				rng:      rand.New(rand.NewPCG(seed, uint64(i))),
-				many:     redis.New(cm, redis.Options{Retention: manyRetention}),
-				one:      redis.New(co, redis.Options{Retention: manyRetention}),
-				now:      time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC),
-				strategy: strategy,
+				rng:       rand.New(rand.NewPCG(seed, uint64(i))),
+				many:      redis.New(cm, redis.Options{Retention: manyRetention}),
+				one:       redis.New(co, redis.Options{Retention: manyRetention}),
+				manyOther: redis.New(cm, redis.Options{Retention: manyRetention}),
+				oneOther:  redis.New(co, redis.Options{Retention: manyRetention}),
+				now:       time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC),
+				strategy:  strategy,
 			}
 			d.why = map[string]int{}
 			d.makePool()
@@ -108,9 +110,12 @@ type manyDiff struct {
 	cm, co    goredis.UniversalClient
 	rng       *rand.Rand
 	many, one *redis.Store
-	now       time.Time
-	step      int
-	strategy  dispatch.Strategy
+	// manyOther and oneOther are other Stores on the same databases (other
+	// replicas), which change the pool's strategy behind the two's backs
+	manyOther, oneOther *redis.Store
+	now                 time.Time
+	step                int
+	strategy            dispatch.Strategy
 
 	scales []string
 	silent map[string]bool
@@ -374,7 +379,13 @@ func (d *manyDiff) randomStep() {
 			st = []dispatch.Strategy{dispatch.Waterfill, dispatch.Random, dispatch.LeastConnections,
 				dispatch.PowerOfTwo, dispatch.WeightedRandom}[d.rng.IntN(5)]
 		}
+		// (half the time through other Stores, as another replica would:
+		// the two stores learn of it from Redis's replies)
+		other := d.rng.IntN(2) == 0
 		d.both("PutPool "+string(st), func(s *redis.Store) (string, error) {
+			if other {
+				s = map[*redis.Store]*redis.Store{d.many: d.manyOther, d.one: d.oneOther}[s]
+			}
 			p, _, err := s.PutPool(ctx, "p", dispatch.PoolSpec{Strategy: &st}, d.now)
 			return fmt.Sprintf("%+v", p), err
 		})
