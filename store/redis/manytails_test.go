@@ -102,7 +102,7 @@ func TestManyCallSharesTails(t *testing.T) {
 		}
 		return req
 	}
-	for step := range 80 {
+	for step := range 60 {
 		k := 2 + rng.IntN(4)
 		reqs := make([]dispatch.DispatchRequest, 0, k)
 		at := now
@@ -143,14 +143,14 @@ func TestManyCallSharesTails(t *testing.T) {
 		} else {
 			seen.lapsed++
 		}
-		if step == 30 { // a Scale with a maxOrders: the plan of every batch, NOELIG when full
+		if step == 20 { // a Scale with a maxOrders: the plan of every batch, NOELIG when full
 			max := int64(30)
 			both("PutScale D", func(s *redis.Store) (string, error) {
 				sc, _, err := s.PutScale(ctx, "p", "D", dispatch.ScaleSpec{MaxOrders: &max}, now)
 				return fmt.Sprintf("%+v", sc), err
 			})
 		}
-		if step == 55 {
+		if step == 40 {
 			both("DeleteScale D", func(s *redis.Store) (string, error) {
 				return "", s.DeleteScale(ctx, "p", "D", true, now)
 			})
@@ -191,8 +191,10 @@ func TestManyCallSharesTails(t *testing.T) {
 			os, n, err := s.Complete(ctx, "p", done, now)
 			return fmt.Sprintf("%d %v", n, len(os)), err
 		})
-		sameKeyspace(t, ca, cb, fmt.Sprintf("step %d, completed", step))
-		checkOwnIndex(t, ca, many, "p")
+		if step%5 == 4 {
+			sameKeyspace(t, ca, cb, fmt.Sprintf("step %d, completed", step))
+			checkOwnIndex(t, ca, many, "p")
+		}
 		if t.Failed() {
 			t.Fatalf("step %d", step)
 		}
