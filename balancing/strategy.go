@@ -59,6 +59,10 @@ type Strategy struct {
 	// current weights), which the stores persist and a change of strategy
 	// resets. Their Picker is a pointer that [Clone] copies.
 	Stateful bool
+	// Random strategies draw: their picks read the two random numbers of
+	// each order (Picker.Pick's r1, r2). The others never do, so a store
+	// need not make or send the numbers for them.
+	Random bool
 	// New returns the strategy's Picker with a fresh state: the rule every
 	// store and test runs. It is nil unless Kind is PerOrder.
 	New func() Picker
@@ -69,9 +73,9 @@ var strategies = []Strategy{
 	{Name: "waterfill", Kind: Levels, Cost: Cheap},
 	{Name: "weighted-waterfill", Kind: PerOrder, Cost: Costly, Weighted: true,
 		New: func() Picker { return WeightedWaterfill{} }},
-	{Name: "random", Kind: PerOrder, Cost: Cheap,
+	{Name: "random", Kind: PerOrder, Cost: Cheap, Random: true,
 		New: func() Picker { return Random{} }},
-	{Name: "weighted-random", Kind: PerOrder, Cost: Costly, Weighted: true,
+	{Name: "weighted-random", Kind: PerOrder, Cost: Costly, Weighted: true, Random: true,
 		New: func() Picker { return WeightedRandom{} }},
 	{Name: "round-robin", Kind: PerOrder, Cost: Cheap, Stateful: true,
 		New: func() Picker { return &RoundRobin{} }},
@@ -79,11 +83,11 @@ var strategies = []Strategy{
 		New: func() Picker { return &WeightedRoundRobin{} }},
 	{Name: "smooth-weighted-round-robin", Kind: PerOrder, Cost: Costly, Weighted: true, Stateful: true,
 		New: func() Picker { return &SmoothWeightedRoundRobin{} }},
-	{Name: "weighted-response-time", Kind: PerOrder, Cost: Costly, Stateful: true,
+	{Name: "weighted-response-time", Kind: PerOrder, Cost: Costly, Stateful: true, Random: true,
 		New: func() Picker { return &WeightedResponseTime{} }},
 	{Name: "least-connections", Kind: PerOrder, Cost: Costly, Weighted: true, Stateful: true,
 		New: func() Picker { return &LeastConnections{} }},
-	{Name: "power-of-two", Kind: PerOrder, Cost: Cheap, Weighted: true,
+	{Name: "power-of-two", Kind: PerOrder, Cost: Cheap, Weighted: true, Random: true,
 		New: func() Picker { return PowerOfTwo{} }},
 	{Name: "consistent-hash", Kind: Hashed, Cost: Cheap},
 }

@@ -36,8 +36,8 @@ func TestRegistryShape(t *testing.T) {
 			continue
 		}
 		if s.New == nil {
-			if s.Cost != balancing.Cheap || s.Stateful {
-				t.Errorf("%s: a strategy that is not a Picker must be cheap and keep no Picker state", s.Name)
+			if s.Cost != balancing.Cheap || s.Stateful || s.Random {
+				t.Errorf("%s: a strategy that is not a Picker must be cheap, keep no Picker state and draw nothing", s.Name)
 			}
 			continue
 		}
@@ -66,14 +66,15 @@ func TestRegistryShape(t *testing.T) {
 // loads and random numbers, a strategy that is not Weighted picks the same
 // with other weights; a Weighted one picks differently for some. A
 // stateless one picks the same on a second run of the same batch; a
-// stateful one differs on some.
+// stateful one differs on some. A strategy that is not Random picks the
+// same with other random numbers; a Random one differs on some.
 func TestRegistryFlags(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 21))
 	for _, s := range balancing.Strategies() {
 		if s.New == nil {
 			continue
 		}
-		weightShows, stateShows := false, false
+		weightShows, stateShows, randShows := false, false, false
 		for trial := range 50 {
 			n := 2 + rng.IntN(6)
 			plain := make([]balancing.Candidate, n)
@@ -99,12 +100,21 @@ func TestRegistryFlags(t *testing.T) {
 			first := balancing.Run(p, slices.Clone(plain), m, rnd)
 			second := balancing.Run(p, slices.Clone(plain), m, rnd)
 			stateShows = stateShows || !slices.Equal(first, second)
+			other := make([]uint64, len(rnd))
+			for i := range other {
+				other[i] = rng.Uint64N(1 << 53)
+			}
+			c := balancing.Run(s.New(), slices.Clone(plain), m, other)
+			randShows = randShows || !slices.Equal(a, c)
 		}
 		if weightShows != s.Weighted {
 			t.Errorf("%s: Weighted %v, but weights changed its picks: %v", s.Name, s.Weighted, weightShows)
 		}
 		if stateShows != s.Stateful {
 			t.Errorf("%s: Stateful %v, but its state changed its picks: %v", s.Name, s.Stateful, stateShows)
+		}
+		if randShows != s.Random {
+			t.Errorf("%s: Random %v, but the random numbers changed its picks: %v", s.Name, s.Random, randShows)
 		}
 	}
 }

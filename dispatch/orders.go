@@ -98,16 +98,12 @@ func (s *Service) prepare(in DispatchInput) (DispatchRequest, error) {
 			return DispatchRequest{}, errorf(ErrDuplicateOrder, "order %q appears more than once", o.ID)
 		}
 	}
-	rnd := make([]uint64, 2*len(orders))
-	for i := range rnd {
-		rnd[i] = s.cfg.Rand()
-	}
 	req := DispatchRequest{
 		Pool:           in.Pool,
 		Orders:         orders,
 		UniqueIDs:      true,
 		Now:            s.now(),
-		Rand:           rnd,
+		RandSource:     s.cfg.Rand,
 		IdempotencyKey: in.IdempotencyKey,
 		Fingerprint:    in.Fingerprint,
 		IdempotencyTTL: s.cfg.IdempotencyTTL,

@@ -20,7 +20,9 @@ type Config struct {
 	IdempotencyTTL time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
-	// Rand returns uniform integers in [0, 2^53) (default math/rand/v2).
+	// Rand returns uniform integers in [0, 2^53) (default math/rand/v2),
+	// from any goroutine: a dispatch's numbers are drawn by its store,
+	// and only for a pool whose strategy draws (DispatchRequest.Randoms).
 	Rand func() uint64
 	// NewID returns a fresh id for batches and orders sent without one
 	// (default UUIDv7). Unless it is set, a Store that is a BatchNamer

@@ -143,8 +143,14 @@ type DispatchRequest struct {
 	UniqueIDs bool
 	Now       time.Time
 	// Rand holds two uniform integers in [0, 2^53) per order, for the
-	// strategies that draw at random.
+	// strategies that draw at random (balancing.Strategy.Random); numbers
+	// it lacks count as 0. The Service leaves it nil and sets RandSource
+	// instead, so that the numbers are made only for a pool whose strategy
+	// draws: a store takes them with Randoms.
 	Rand []uint64
+	// RandSource, when Rand is nil, draws the numbers: one uniform integer
+	// in [0, 2^53) a call (Config.Rand).
+	RandSource func() uint64
 	// IdempotencyKey, when set, makes the store replay the batch recorded
 	// under it if Fingerprint matches, and fail with ErrIdempotencyMismatch
 	// if it does not. The record lives IdempotencyTTL.
@@ -157,6 +163,20 @@ type DispatchRequest struct {
 	// MaxCost caps eligible Scales × orders for the strategies that cost
 	// O(N) per order (ErrTooExpensive beyond it).
 	MaxCost int64
+}
+
+// Randoms returns the random numbers of req, two per order: Rand if it is
+// set, else numbers RandSource draws now, else nil (numbers that count as
+// 0). A store calls it when, and only when, the pool's strategy draws.
+func (req *DispatchRequest) Randoms() []uint64 {
+	if req.Rand != nil || req.RandSource == nil {
+		return req.Rand
+	}
+	rnd := make([]uint64, 2*len(req.Orders))
+	for i := range rnd {
+		rnd[i] = req.RandSource()
+	}
+	return rnd
 }
 
 // ReassignRequest re-dispatches the outstanding orders of a down Scale (see

@@ -65,6 +65,9 @@ func (p *pool) planBatch(req dispatch.DispatchRequest) (plan, balancing.Picker, 
 	case picker == nil:
 		return plan{}, picker, errorf(dispatch.ErrUnknownStrategy, "pool %q has strategy %q, which has no picker", p.name, p.strategy)
 	}
+	if sp.Random {
+		req.Rand = req.Randoms() // (drawn for the strategies that draw only)
+	}
 	if rp, ok := picker.(balancing.RankPicker); ok && sp.Cost == balancing.Cheap {
 		return p.pickRanks(req, rp), picker, nil
 	}

@@ -27,7 +27,7 @@ func TestDispatchArgsLen(t *testing.T) {
 				req.Orders[n-1].Key = "k-last"
 				want += n
 			}
-			args, err := s.dispatchArgs(nil, req, time.Second)
+			args, err := s.dispatchArgs(nil, req, time.Second, withKey)
 			if err != nil {
 				t.Fatal(err)
 			}

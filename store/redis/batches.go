@@ -24,9 +24,23 @@ import (
 // ErrUnavailable if Redis cannot be reached, and *dispatch.IndeterminateError
 // if the call was sent but not answered, or (wrapping
 // dispatch.ErrNotReplicated) if too few replicas confirmed it.
+//
+// The random numbers go only to a pool whose strategy the store believes
+// draws (appendRand); a batch the script refuses for want of them
+// (errNoRand, nothing written) goes again with them.
 func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dispatch.Batch, bool, error) {
 	ph := s.heads.of(req.Pool)
-	cmd, err := s.dispatchArgs(ph.start(fnDispatch, req.Pool, "", dispatchArgsLen(req)), req, batchFloor(ctx))
+	b, replayed, err := s.dispatchOne(ctx, ph, req, ph.draws.Load())
+	if errors.Is(err, errNoRand) {
+		ph.draws.Store(true)
+		b, replayed, err = s.dispatchOne(ctx, ph, req, true)
+	}
+	return b, replayed, err
+}
+
+// dispatchOne is one call of Dispatch, with random numbers if draws.
+func (s *Store) dispatchOne(ctx context.Context, ph *poolHeads, req dispatch.DispatchRequest, draws bool) (dispatch.Batch, bool, error) {
+	cmd, err := s.dispatchArgs(ph.start(fnDispatch, req.Pool, "", dispatchArgsLen(req)), req, batchFloor(ctx), draws)
 	if err != nil {
 		return dispatch.Batch{}, false, err
 	}
@@ -37,6 +51,9 @@ func (s *Store) Dispatch(ctx context.Context, req dispatch.DispatchRequest) (dis
 	b, replayed, derr := decodeDispatch(req, v)
 	if derr != nil {
 		return dispatch.Batch{}, false, derr
+	}
+	if !replayed { // (a replay's strategy is its batch's, maybe not the pool's now)
+		ph.learn(string(b.Strategy))
 	}
 	if err != nil {
 		// Applied, or replayed, on the primary; not yet on its replicas.
@@ -71,8 +88,9 @@ func keyed(orders []dispatch.OrderInput) bool {
 
 // dispatchArgs appends the arguments of lua/dispatch.lua for req to args,
 // in the order of fnDispatch's args;
-// floor is the least time the batch record stays (batchFloor).
-func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest, floor time.Duration) ([]any, error) {
+// floor is the least time the batch record stays (batchFloor); the random
+// numbers go if draws (appendRand).
+func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest, floor time.Duration, draws bool) ([]any, error) {
 	// A batch named after its order (BatchID) goes as ':' and its tag,
 	// which no other form begins with.
 	bid := packBatchID(req.BatchID)
@@ -82,7 +100,7 @@ func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest, floor tim
 	key, fp := idemArgs(req)
 	hasKeys := keyed(req.Orders)
 	args = append(args, bid, ms(req.Now), s.settingsArg(req, floor, hasKeys), key+fp)
-	args, err := appendRand(args, req)
+	args, err := appendRand(args, req, draws)
 	if err != nil {
 		return nil, err
 	}

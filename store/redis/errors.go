@@ -123,6 +123,8 @@ func (se scriptError) domain(pool string) error {
 			f[0], f[1], f[2], f[3])
 	case "STRATEGY":
 		return errorf(dispatch.ErrUnknownStrategy, "pool %q has strategy %q", pool, d)
+	case "NORAND":
+		return errNoRand
 	case "LAYOUT":
 		return fmt.Errorf("redis: pool %q is stored in the layout of an earlier build; see docs/operations.md, Upgrades", pool)
 	}

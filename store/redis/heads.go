@@ -22,10 +22,22 @@ type heads struct {
 }
 
 // poolHeads are the heads of one pool, by function (function.index), and
-// its meta key, by which answered finds the pool's primary.
+// its meta key, by which answered finds the pool's primary; and whether
+// the pool's strategy draws random numbers, as the last reply that named
+// it said (false until one does: waterfill, the default, draws none).
 type poolHeads struct {
 	meta  string
 	byFun [][]any
+	draws atomic.Bool
+}
+
+// learn records what a reply said of the pool's strategy: whether it
+// draws (drawsRandom). It writes only a change, so that the replicas'
+// dispatches of one pool do not contend for the line.
+func (ph *poolHeads) learn(strategy string) {
+	if d := drawsRandom(strategy); ph.draws.Load() != d {
+		ph.draws.Store(d)
+	}
 }
 
 // of returns the heads of pool's calls.

@@ -48,7 +48,7 @@ func (s *Store) Heartbeat(ctx context.Context, pool, compID string, orderCount *
 func (s *Store) Fail(ctx context.Context, req dispatch.FailRequest) (dispatch.FailResult, error) {
 	dr := dispatch.DispatchRequest{Orders: make([]dispatch.OrderInput, 1), Rand: req.Rand, MaxCost: req.MaxCost}
 	tok := callToken(ctx)
-	args, err := appendRand([]any{req.OrderID, req.CompID, ms(req.Now), s.retention.Milliseconds(), maxCost(dr), tok}, dr)
+	args, err := appendRand([]any{req.OrderID, req.CompID, ms(req.Now), s.retention.Milliseconds(), maxCost(dr), tok}, dr, true)
 	if err != nil {
 		return dispatch.FailResult{}, err
 	}
@@ -78,7 +78,7 @@ func (s *Store) Tick(ctx context.Context, req dispatch.TickRequest) (dispatch.Ti
 		limit = dispatch.DefaultTickLimit
 	}
 	dr := dispatch.DispatchRequest{Orders: make([]dispatch.OrderInput, limit), Rand: req.Rand, MaxCost: req.MaxCost}
-	args, err := appendRand([]any{ms(req.Now), s.retention.Milliseconds(), limit, maxCost(dr)}, dr)
+	args, err := appendRand([]any{ms(req.Now), s.retention.Milliseconds(), limit, maxCost(dr)}, dr, true)
 	if err != nil {
 		return dispatch.TickResult{}, err
 	}

@@ -13,18 +13,45 @@ import (
 // another, each as Dispatch would apply it alone: all or nothing, seeing
 // the batches before it. A failure of the call fails every request as it
 // would fail Dispatch. With Options.WaitReplicas, one WAIT covers every
-// batch of the call.
+// batch of the call. As Dispatch, it sends random numbers only to a pool
+// whose strategy it believes draws; the batches the script refuses for
+// want of them go again, with them, in a second call: the first refused
+// and every one after it, which dispatch_many.lua leaves unrun, so that
+// the batches keep their order.
 func (s *Store) DispatchMany(ctx context.Context, reqs []dispatch.DispatchRequest) []dispatch.DispatchResult {
-	out := make([]dispatch.DispatchResult, len(reqs))
 	if len(reqs) == 0 {
+		return []dispatch.DispatchResult{}
+	}
+	ph := s.heads.of(reqs[0].Pool)
+	out := s.dispatchMany(ctx, ph, reqs, ph.draws.Load())
+	var again []int
+	for i := range out {
+		if errors.Is(out[i].Err, errNoRand) {
+			again = append(again, i)
+		}
+	}
+	if len(again) == 0 {
 		return out
 	}
+	ph.draws.Store(true)
+	retry := make([]dispatch.DispatchRequest, len(again))
+	for k, i := range again {
+		retry[k] = reqs[i]
+	}
+	for k, r := range s.dispatchMany(ctx, ph, retry, true) {
+		out[again[k]] = r
+	}
+	return out
+}
+
+// dispatchMany is one call of DispatchMany, with random numbers if draws.
+func (s *Store) dispatchMany(ctx context.Context, ph *poolHeads, reqs []dispatch.DispatchRequest, draws bool) []dispatch.DispatchResult {
+	out := make([]dispatch.DispatchResult, len(reqs))
 	pool := reqs[0].Pool
 	n := 1
 	for _, req := range reqs {
 		n += 1 + dispatchArgsLen(req)
 	}
-	ph := s.heads.of(pool)
 	args := ph.start(fnDispatchMany, pool, "", n)
 	args = append(args, len(reqs))
 	floor := batchFloor(ctx)
@@ -35,7 +62,7 @@ func (s *Store) DispatchMany(ctx context.Context, reqs []dispatch.DispatchReques
 		at := len(args)
 		args = append(args, 0)
 		var err error
-		if args, err = s.dispatchArgs(args, req, floor); err != nil {
+		if args, err = s.dispatchArgs(args, req, floor, draws); err != nil {
 			return failAll(out, err)
 		}
 		args[at] = len(args) - at - 1
@@ -70,6 +97,9 @@ func (s *Store) DispatchMany(ctx context.Context, reqs []dispatch.DispatchReques
 			continue
 		}
 		r.Batch, r.Replayed, r.Err = decodeDispatch(req, rs[i])
+		if r.Err == nil && !r.Replayed {
+			ph.learn(string(r.Batch.Strategy))
+		}
 		if r.Err == nil && notRepl != nil {
 			*r = dispatch.DispatchResult{Err: &dispatch.IndeterminateError{BatchID: r.Batch.ID, Err: notRepl}}
 		}

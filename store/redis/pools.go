@@ -76,6 +76,9 @@ func (s *Store) PutPool(ctx context.Context, name string, spec dispatch.PoolSpec
 		return dispatch.Pool{}, false, err
 	}
 	p, err := decodePool(name, r[1:])
+	if err == nil {
+		s.heads.of(name).learn(string(p.Strategy)) // (appendRand)
+	}
 	return p, created, err
 }
 
@@ -86,7 +89,11 @@ func (s *Store) GetPool(ctx context.Context, name string) (dispatch.Pool, error)
 		return dispatch.Pool{}, translate(err, name)
 	}
 	r, _ := v.([]any)
-	return decodePool(name, r)
+	p, err := decodePool(name, r)
+	if err == nil {
+		s.heads.of(name).learn(string(p.Strategy)) // (appendRand)
+	}
+	return p, err
 }
 
 // ListPools returns at most p.Limit pools (dispatch.DefaultLimit if it is not

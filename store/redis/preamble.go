@@ -49,6 +49,7 @@ func preamble(fns []*function) string {
 	b.table("STRATNAME", true, codes)
 	b.str("DEFAULTSTRATEGY", string(dispatch.DefaultStrategy))
 	b.str("HASHED", hashedStrategy())
+	b.table("RANDOM", false, randomTable())
 	b.num("FAILWINDOW", dispatch.DefaultFailWindow.Milliseconds())
 	b.num("EJECTTIME", dispatch.DefaultEjectTime.Milliseconds())
 	b.num("EJECTFACTOR", dispatch.MaxEjectionFactor)
@@ -133,6 +134,18 @@ func hashedStrategy() string {
 		panic("redis: no strategy of kind Hashed for ring.lua")
 	}
 	return name
+}
+
+// randomTable is the Lua table RANDOM: true for each strategy that draws
+// random numbers (balancing.Strategy.Random), by name.
+func randomTable() []string {
+	var kv []string
+	for _, st := range balancing.Strategies() {
+		if st.Random {
+			kv = append(kv, st.Name, "true")
+		}
+	}
+	return kv
 }
 
 // strategyCodes returns, for each strategy of balancing's registry, its

@@ -19,7 +19,7 @@ import (
 func (s *Store) Reassign(ctx context.Context, req dispatch.ReassignRequest) ([]dispatch.Assignment, error) {
 	dr := dispatch.DispatchRequest{Orders: make([]dispatch.OrderInput, len(req.Rand)/2), Rand: req.Rand, MaxCost: req.MaxCost}
 	tok := callToken(ctx)
-	args, err := appendRand([]any{req.CompID, ms(req.Now), s.retention.Milliseconds(), maxCost(dr), tok}, dr)
+	args, err := appendRand([]any{req.CompID, ms(req.Now), s.retention.Milliseconds(), maxCost(dr), tok}, dr, true)
 	if err != nil {
 		return nil, err
 	}

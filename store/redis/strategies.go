@@ -3,8 +3,10 @@ package redis
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 
+	"github.com/dispatcher/dispatcher/balancing"
 	"github.com/dispatcher/dispatcher/dispatch"
 )
 
@@ -31,31 +33,63 @@ const randDigits = 14
 
 const hexDigits = "0123456789abcdef"
 
+// randomStrategies holds the strategies of balancing's registry that draw
+// (balancing.Strategy.Random), by name.
+var randomStrategies = func() map[string]bool {
+	m := map[string]bool{}
+	for _, st := range balancing.Strategies() {
+		if st.Random {
+			m[st.Name] = true
+		}
+	}
+	return m
+}()
+
+// drawsRandom reports whether strategy draws random numbers.
+func drawsRandom(strategy string) bool { return randomStrategies[strategy] }
+
+// errNoRand is the script's answer (DISPATCH NORAND, dispatch.lua) to a
+// batch sent without random numbers to a pool whose strategy draws: it
+// changed nothing of the batch, and the store sends it again with them.
+var errNoRand = errors.New("redis: the pool's strategy draws random numbers, and the call sent none")
+
 // appendRand appends the random numbers of the orders to args as one
-// string: two per order, each in randDigits hex digits, zeros where
-// req.Rand is short (as balancing.Run reads a nil source). Every dispatch
-// carries them, since Go does not know the pool's strategy before the
-// script runs; one string costs waterfill, which ignores them, less than
-// 2n arguments would. A script reads a number with tonumber(s, 16), exact
-// below 2^53. It fails on a number of 2^53 or more.
+// string: two per order, each in randDigits hex digits, from req.Rand
+// (zeros where it is short, as balancing.Run reads a nil source) or, when
+// it is nil, drawn now from req.RandSource (as req.Randoms, without its
+// slice). Without draws (the store believes the pool's strategy draws
+// none, poolHeads) it appends "" and draws nothing: a batch of 100
+// spares Go 200 numbers and their encoding, and Redis 2.8 KB to read and
+// hash; dispatch.lua answers NORAND if the strategy draws after all. A
+// script reads a number with tonumber(s, 16), exact below 2^53. It fails
+// on a number of 2^53 or more.
 //
 // The string goes as a []byte, which go-redis writes as it writes a
 // string: made to size and written in place, it is neither copied nor grown.
-func appendRand(args []any, req dispatch.DispatchRequest) ([]any, error) {
+func appendRand(args []any, req dispatch.DispatchRequest, draws bool) ([]any, error) {
+	if !draws {
+		return append(args, ""), nil
+	}
 	n := 2 * len(req.Orders)
 	b := make([]byte, n*randDigits)
-	rnd := req.Rand[:min(n, len(req.Rand))]
+	src := req.RandSource
+	if req.Rand != nil {
+		src = nil
+	}
 	var raw [8]byte
-	for i, r := range rnd {
+	for i := range n {
+		var r uint64
+		if src != nil {
+			r = src()
+		} else if i < len(req.Rand) {
+			r = req.Rand[i]
+		}
 		if r >= maxRand {
 			return nil, fmt.Errorf("redis: random number %d of the batch is not below 2^53", r)
 		}
 		// below 2^56, the first byte is 0: the 7 others are the 14 digits
 		binary.BigEndian.PutUint64(raw[:], r)
 		hex.Encode(b[i*randDigits:], raw[1:])
-	}
-	for i := len(rnd) * randDigits; i < len(b); i++ {
-		b[i] = '0'
 	}
 	return append(args, b), nil
 }

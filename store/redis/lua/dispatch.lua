@@ -16,7 +16,8 @@
 --   DUP), idem (the idempotency key's hash, IDEMKEYLEN bytes, and its
 --   fingerprint's, 8 bytes, joined; '' none; idem.go), rand (2n random
 --   integers below 2^53, each in RANDDIGITS hex digits, two per order:
---   randPair), then orders: the n order ids, and when keyed the n order
+--   randPair; '' none, which a strategy that draws, RANDOM, refuses with
+--   NORAND), then orders: the n order ids, and when keyed the n order
 --   keys ('' none) after them. n follows from the batch's argument count.
 -- The batch record leaves retentionMs after nowMs, or with an idempotency
 --   key the idempotency TTL after, as the key does; at least floor after.
@@ -34,7 +35,8 @@
 --   the reply alone cost more than the table. dispatchBatch also returns
 --   true for a batch recorded now. Errors: DISPATCH NOPOOL, INVALID,
 --   IDEM (no detail: the caller knows its key), EMPTY, DUP, EXISTS, NOELIG, CAP (a Scale could pass MAXCOUNT),
---   STRATEGY, TOOEXPENSIVE, LAYOUT (a pool of an earlier layout, lib.lua).
+--   STRATEGY, TOOEXPENSIVE, NORAND (no random numbers, which the
+--   strategy draws), LAYOUT (a pool of an earlier layout, lib.lua).
 --
 -- Settling the pool's due Scales comes first (dispatch.Store.Dispatch);
 -- then validation reads only, and the first write of the batch comes after
@@ -234,6 +236,9 @@ local function dispatchBatch(A, o, c, cx)
 
   local rnd, hashKey, maxCost
   if not (st and st.plan) then -- (a plan of the whole batch takes neither)
+    -- (Go sends no numbers while it believes the strategy draws none:
+    -- NORAND, before any write of the batch, and it sends them again)
+    if RANDOM[strategy] and A[o + D.rand] == '' then return fail('NORAND', strategy) end
     rnd, hashKey = orderPicks(A[o + D.rand], A, kb and A, ib, kb)
     maxCost = set.cost
   end

@@ -6,7 +6,10 @@
 -- Arguments (DISPATCH_MANY, functions.go): m, then batches: m batches,
 --   each its argument count c and then the c arguments of dispatch.lua.
 -- Reply: m replies in batch order, each dispatch.lua's reply or
---   {'error', 'DISPATCH CODE detail'} for a batch that failed.
+--   {'error', 'DISPATCH CODE detail'} for a batch that failed. A batch
+--   refused with NORAND (no random numbers for a strategy that draws) stops
+--   the call: the later batches answer the same unrun, so that Go sends
+--   them all again, with the numbers, in their order.
 
 function ENTRY.dispatchMany(A)
   local cx, failed = callMeta()
@@ -19,13 +22,16 @@ function ENTRY.dispatchMany(A)
   -- across the batches, own.lua's ownPend, and are written once below, or
   -- before a single order, dispatch.lua)
   cx.many = m > 1
+  local norand -- (the reply of a batch refused with NORAND)
   for j = 1, m do
     local c = tonumber(A[o + 1])
-    local r, new = dispatchBatch(A, o + 1, c, cx)
+    local r, new = norand, nil
+    if not r then r, new = dispatchBatch(A, o + 1, c, cx) end
     if new then
       now, ret, applied = cx.now, cx.ret, applied + 1
     elseif type(r) == 'table' and r.err then
       r = {'error', r.err}
+      if string.find(r[2], '^DISPATCH NORAND') then norand = r end
     end
     out[j] = r
     o = o + 1 + c

@@ -19,7 +19,9 @@
 -- (callPut, resend.go's maxResend); LAYOUT, the layout of a pool's keys and
 -- records (keys.go) in meta field lv; BFIELD, RFIELD, IFIELD, the
 -- prefixes of the fields of K.orders that are not orders; MAXCOUNT, the most orders a Scale
--- holds (DESIGN §1); RANDDIGITS, the width of a random number; COUNTERS.
+-- holds (DESIGN §1); RANDDIGITS, the width of a random number; RANDOM,
+-- the strategies that draw random numbers (balancing.Strategy.Random);
+-- COUNTERS.
 
 local WRITE = 1000    -- values per variadic command (unpack holds ~8000)
 
