@@ -86,16 +86,21 @@ type FailResult struct {
 //
 // More says that another call now would do work: a due Scale is left, an
 // order moved and a lapsed Scale still holds orders, or the journal is not
-// empty.
+// empty. A store that has no numbers at hand for a strategy that draws
+// (Rand nil: the Redis store sends RandSource's only to a pool it knows
+// draws) may leave step 2 to the next call, which More then asks for.
 type TickRequest struct {
 	Pool string
 	Now  time.Time
 	// Limit bounds each step (DefaultTickLimit if not positive).
 	Limit int
 	// Rand holds two uniform integers in [0, 2^53) per order that may
-	// move (2 × Limit); numbers it lacks count as 0.
-	Rand    []uint64
-	MaxCost int64
+	// move (2 × Limit); numbers it lacks count as 0. The Service leaves it
+	// nil and sets RandSource, which draws them as DispatchRequest's does,
+	// two per order moved, only for a strategy that draws.
+	Rand       []uint64
+	RandSource func() uint64
+	MaxCost    int64
 }
 
 // TickResult is what one Tick did.

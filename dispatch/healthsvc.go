@@ -97,12 +97,8 @@ func (s *Service) TickPool(ctx context.Context, pool string, budget time.Duratio
 	}
 	start := time.Now()
 	for {
-		limit := DefaultTickLimit
-		rnd := make([]uint64, 2*limit)
-		for i := range rnd {
-			rnd[i] = s.cfg.Rand()
-		}
-		r, err := s.store.Tick(ctx, TickRequest{Pool: pool, Now: s.now(), Limit: limit, Rand: rnd, MaxCost: s.cfg.MaxCost})
+		r, err := s.store.Tick(ctx, TickRequest{Pool: pool, Now: s.now(), Limit: DefaultTickLimit,
+			RandSource: s.cfg.Rand, MaxCost: s.cfg.MaxCost})
 		if err != nil {
 			return false, err
 		}

@@ -235,7 +235,9 @@ func (p *pool) moveLapsed(req dispatch.TickRequest, limit int) ([]dispatch.Move,
 		return nil, false
 	}
 	os := sc.oldest(int(n))
-	pl, picker, err := p.planBatch(moveRequest(p.name, os, req.Now, req.Rand, req.MaxCost))
+	dr := moveRequest(p.name, os, req.Now, req.Rand, req.MaxCost)
+	dr.RandSource = req.RandSource
+	pl, picker, err := p.planBatch(dr)
 	if err != nil {
 		return nil, false
 	}

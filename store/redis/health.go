@@ -72,13 +72,19 @@ func (s *Store) Fail(ctx context.Context, req dispatch.FailRequest) (dispatch.Fa
 // (onLapse reassign) and taking changes from the journal, at most
 // req.Limit of each. Several replicas may tick one pool at once; no order
 // moves twice. ErrPoolNotFound, ErrUnavailable.
+//
+// The random numbers go with req.Rand, or from req.RandSource to a pool
+// whose strategy the store believes draws (appendRand); tick.lua leaves
+// the move of a call without them to the next call if the strategy draws
+// after all (More), which then sends them.
 func (s *Store) Tick(ctx context.Context, req dispatch.TickRequest) (dispatch.TickResult, error) {
 	limit := req.Limit
 	if limit <= 0 {
 		limit = dispatch.DefaultTickLimit
 	}
-	dr := dispatch.DispatchRequest{Orders: make([]dispatch.OrderInput, limit), Rand: req.Rand, MaxCost: req.MaxCost}
-	args, err := appendRand([]any{ms(req.Now), s.retention.Milliseconds(), limit, maxCost(dr)}, dr, true)
+	ph := s.heads.of(req.Pool)
+	dr := dispatch.DispatchRequest{Orders: make([]dispatch.OrderInput, limit), Rand: req.Rand, RandSource: req.RandSource, MaxCost: req.MaxCost}
+	args, err := appendRand([]any{ms(req.Now), s.retention.Milliseconds(), limit, maxCost(dr)}, dr, req.Rand != nil || ph.draws.Load())
 	if err != nil {
 		return dispatch.TickResult{}, err
 	}
@@ -86,11 +92,19 @@ func (s *Store) Tick(ctx context.Context, req dispatch.TickRequest) (dispatch.Ti
 	if err != nil {
 		return dispatch.TickResult{}, translate(err, req.Pool)
 	}
+	if r, _ := v.([]any); len(r) > 0 && asInt(r[0]) == tickNoRand {
+		ph.draws.Store(true)
+	}
 	return decodeTick(req.Pool, v)
 }
 
-// decodeTick reads tick.lua's reply: {more, unsettled, dropped, k, k
-// changes "compId|from|to|atMs", then triples orderId, from, to}.
+// tickNoRand is tick.lua's more for a call that left its move to the next
+// for want of random numbers.
+const tickNoRand = 2
+
+// decodeTick reads tick.lua's reply: {more (1, or tickNoRand), unsettled,
+// dropped, k, k changes "compId|from|to|atMs", then triples orderId, from,
+// to}.
 func decodeTick(pool string, v any) (dispatch.TickResult, error) {
 	r, _ := v.([]any)
 	bad := fmt.Errorf("redis: tick replied %v", v)
@@ -101,7 +115,7 @@ func decodeTick(pool string, v any) (dispatch.TickResult, error) {
 	if k < 0 || len(r) < 4+k || (len(r)-4-k)%3 != 0 {
 		return dispatch.TickResult{}, bad
 	}
-	out := dispatch.TickResult{More: asInt(r[0]) == 1, Unsettled: int(asInt(r[1])), Dropped: int(asInt(r[2]))}
+	out := dispatch.TickResult{More: asInt(r[0]) != 0, Unsettled: int(asInt(r[1])), Dropped: int(asInt(r[2]))}
 	for _, c := range r[4 : 4+k] {
 		f := strings.Split(asString(c), "|")
 		at, err := strconv.ParseInt(f[len(f)-1], 10, 64)

@@ -200,3 +200,52 @@ func TestRandomsOnlyWhereDrawn(t *testing.T) {
 		t.Errorf("dispatched %d, outstanding %d, want %d each", snap.Counters.Dispatched, out, want)
 	}
 }
+
+// TestTickWaitsForRandoms: a tick of a pool whose strategy draws, sent
+// without random numbers by a Store that believed it did not (changed by
+// another Store), moves nothing of the lapsed Scale and asks for another
+// call (More), which sends them and moves the orders.
+func TestTickWaitsForRandoms(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	st, other := newStore(t, srv, redis.Options{}), newStore(t, srv, redis.Options{})
+	t0 := time.Now().Truncate(time.Millisecond)
+	timeout, reassign := 10*time.Second, dispatch.ReassignLapsed
+	if _, _, err := st.PutPool(ctx, "p", dispatch.PoolSpec{HeartbeatTimeout: &timeout, OnLapse: &reassign}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.PutScale(ctx, "p", "A", dispatch.ScaleSpec{}, t0); err != nil {
+		t.Fatal(err)
+	}
+	req := dispatch.DispatchRequest{Pool: "p", BatchID: "b", Now: t0,
+		Orders: []dispatch.OrderInput{{ID: "o1"}, {ID: "o2"}, {ID: "o3"}}}
+	if _, _, err := st.Dispatch(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	t1 := t0.Add(8 * time.Second)
+	for _, id := range []string{"B", "C"} {
+		if _, _, err := st.PutScale(ctx, "p", id, dispatch.ScaleSpec{}, t1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	random := dispatch.Random
+	if _, _, err := other.PutPool(ctx, "p", dispatch.PoolSpec{Strategy: &random}, t1); err != nil {
+		t.Fatal(err)
+	}
+	drawn := 0
+	tick := dispatch.TickRequest{Pool: "p", Now: t0.Add(12 * time.Second), Limit: 5,
+		RandSource: func() uint64 { drawn++; return uint64(drawn) }}
+	r, err := st.Tick(ctx, tick)
+	if err != nil || !r.More || len(r.Moves) != 0 || drawn != 0 {
+		t.Fatalf("first tick: %+v, %v, %d numbers drawn; want More, no move, none drawn", r, err, drawn)
+	}
+	r, err = st.Tick(ctx, tick)
+	if err != nil || len(r.Moves) != 3 || drawn != 2*tick.Limit {
+		t.Fatalf("second tick: %+v, %v, %d numbers drawn; want 3 moves, %d drawn", r, err, drawn, 2*tick.Limit)
+	}
+	for _, m := range r.Moves {
+		if m.From != "A" || (m.To != "B" && m.To != "C") {
+			t.Errorf("move %+v, want from A to B or C", m)
+		}
+	}
+}

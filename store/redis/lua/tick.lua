@@ -3,10 +3,11 @@
 -- Keys: the pool's keys (lib.lua).
 -- Arguments (TICK): now ms, retention ms, limit, maxCost (the cost cap, as
 --   dispatch.lua), rand: the random numbers, two per order that may move
---   (lib.lua's randPair).
--- Reply: {more (1/0), unsettled, dropped, k, k changes "compId|from|to|atMs",
---   then triples orderId, from, to of the orders moved}. Errors: DISPATCH
---   NOPOOL.
+--   (lib.lua's randPair; '' none).
+-- Reply: {more (1/0; 2: more, and the move waits for the random numbers
+--   that a strategy that draws, RANDOM, needs and the call did not send),
+--   unsettled, dropped, k, k changes "compId|from|to|atMs", then triples
+--   orderId, from, to of the orders moved}. Errors: DISPATCH NOPOOL.
 --
 -- In this order: it settles at most limit due Scales; with onLapse
 -- reassign it moves the oldest orders of the lapsed Scale with orders whose
@@ -33,7 +34,7 @@ function ENTRY.tick(A)
   local settled = settleDue(now, o, limit)
   local more = settled == limit and anyDue(now, o)
 
-  local moves = {}
+  local moves, norand = {}, false
   local from = o.ol == 'reassign' and redis.call('ZRANGE', K.lapq, 0, 0)[1]
   local src = from and getScale(from)
   if from and (not src or src.h ~= 'l' or src.out <= 0) then
@@ -50,7 +51,10 @@ function ENTRY.tick(A)
       local size = redis.call('ZCARD', K.lex)
       if size > 0 then n = math.min(n, math.floor(maxCost / size)) end
     end
-    if n > 0 and (unlimited > 0 or room > 0) then
+    norand = n > 0 and RANDOM[strategy] and A[P.rand] == ''
+    if norand then
+      more = true -- (before any read of the move; Go sends them next)
+    elseif n > 0 and (unlimited > 0 or room > 0) then
       local ids, recs, take = ownFront(from, n)
       local keys = {}
       for i = 1, #ids do keys[i] = recs[i].key end
@@ -91,7 +95,7 @@ function ENTRY.tick(A)
   more = more or redis.call('LLEN', K.journal) > 0
   sweep(now, ret)
 
-  local out = {more and 1 or 0, redis.call('ZCARD', K.lapsed) + redis.call('ZCARD', K.ejq), dropped, #changes}
+  local out = {norand and 2 or more and 1 or 0, redis.call('ZCARD', K.lapsed) + redis.call('ZCARD', K.ejq), dropped, #changes}
   for _, c in ipairs(changes) do out[#out + 1] = c end
   for _, m in ipairs(moves) do out[#out + 1] = m end
   return out
