@@ -92,11 +92,29 @@ func (d *manyDiff) compare() {
 }
 
 // sameKeyspace fails unless the two databases hold the same keys with the
-// same values and the same expiry (set or not), but for the keys that
-// legitimately differ (manyKeyspaceDiff).
+// same values and the same expiry (set or not). One thing legitimately
+// differs: how far the sweep of expired records has gone. A call of
+// several batches sweeps once per batch applied, at its end and at the
+// time of its last batch applied (lua/dispatch_many.lua); separate calls
+// sweep after each batch applied, at its own time, and only once
+// something is due then (meta's sw). So the two may have removed
+// different numbers of expired records and know the queues' heads
+// differently (sw). When the keyspaces differ, both stores sweep at the
+// step's time until nothing expired is left (an empty PutPool sweeps
+// once), and then they must be the same.
 func (d *manyDiff) sameKeyspace() {
 	d.t.Helper()
 	a, b := keyspaceOf(d.t, d.cm), keyspaceOf(d.t, d.co)
+	for round := 0; !maps.Equal(a, b) && round < 12; round++ {
+		if round == 0 {
+			d.drained++
+		}
+		d.both("PutPool (a sweep)", func(s *redis.Store) (string, error) {
+			_, _, err := s.PutPool(context.Background(), "p", dispatch.PoolSpec{}, d.now)
+			return "", err
+		})
+		a, b = keyspaceOf(d.t, d.cm), keyspaceOf(d.t, d.co)
+	}
 	for _, k := range slices.Sorted(maps.Keys(a)) {
 		if b[k] != a[k] {
 			d.t.Fatalf("step %d at %s: key %s differs:\n%s", d.step, d.now.Format(time.StampMilli), k, lineDiff(a[k], b[k]))

@@ -40,10 +40,13 @@ import (
 // again; the next call sweeps them in several passes), and the pool's
 // strategy changed for a while. One walk per strategy (waterfill,
 // round-robin, smooth-weighted-round-robin, random with its fixed Rand,
-// consistent-hash). It fails on planted bugs: a tail shared by the
-// batches of a call and not kept after a write, a token written twice,
-// the batch refs' counter not carried from batch to batch, the health
-// settled once per call, one sweep per call instead of one per batch.
+// consistent-hash). It fails on planted bugs (own.lua's ownPend, the
+// tails a call holds): a tail read again by a later batch of the call
+// (what the earlier ones left pending is lost), a pending tail written
+// with an entry twice; the batch refs' counter not carried from batch to
+// batch; the health settled once per call. Not on one sweep per call
+// instead of one per batch: how far the sweep has gone may differ (see
+// sameKeyspace).
 // MANYDIFF_SEED=N walks another way.
 func TestManyLikeOne(t *testing.T) {
 	seed := uint64(1)
@@ -82,7 +85,7 @@ func TestManyLikeOne(t *testing.T) {
 			}
 			t.Logf("%d calls of %d batches (%d refused), %d named, %d replays, %d with a lease run out inside, %d sealed inside",
 				d.calls, d.batches, d.refused, d.named, d.replays, d.lapsedInside, d.sealedInside)
-			t.Logf("%v", d.why)
+			t.Logf("%v; %d steps swept both to compare", d.why, d.drained)
 			seen.calls += d.calls
 			seen.refused += d.refused
 			seen.named += d.named
@@ -125,6 +128,7 @@ type manyDiff struct {
 	seq    int
 
 	why                                                                 map[string]int
+	drained                                                             int // keyspaces that differed until both swept
 	calls, batches, refused, named, replays, lapsedInside, sealedInside int
 }
 
