@@ -83,6 +83,7 @@ var (
 	unitStart = []*regexp.Regexp{
 		regexp.MustCompile(`^local function (\w+)`),
 		regexp.MustCompile(`^function ENTRY\.(\w+)`), // a registered function
+		regexp.MustCompile(`^function (\w+)[.:]\w+`), // a table's function: the table's
 		regexp.MustCompile(`^local (\w+(?:\s*,\s*\w+)*)\s*=`),
 		regexp.MustCompile(`^(\w+)\s*[\[.]`), // STRATEGIES['x'] = …, a table's field
 	}
