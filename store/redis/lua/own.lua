@@ -507,14 +507,15 @@ end
 -- only the writes wait. Nothing else that a dispatch runs reads a tail
 -- (settling, the sweep and the strategies touch no own index) but a
 -- single order's, which writes its own tail with its records
--- (ownAppendOne): the call writes the pending tails before it (dispatch.lua),
--- as holding a tail for one order costs more than it saves. A tail there is a list (positional,
--- which Lua fills and reads cheaper than named fields): {ct, v, bl, len,
--- w, tok, ne, hp, new entries…}: ct the tail chunk (hexadecimal), v the
--- tail read (false: none, or sealed since) whose entries start at bl, len
--- the bytes of its entries, w what its tokens stand for, tok whether a
--- token joined it (w then changes), ne the new entries, from index PE + 1,
--- hp its header up to p, "ct|cl|p".
+-- (ownAppendOne): the call writes the pending tails before it
+-- (dispatch.lua), as holding a tail for one order costs more than it
+-- saves. A tail there is a list (positional, which Lua fills and reads
+-- cheaper than named fields): {ct, v, bl, len, w, tok, ne, hp, new
+-- entries…}: ct the tail chunk (hexadecimal), v the tail read (false:
+-- none, or sealed since) whose entries start at bl, len the bytes of its
+-- entries, w what its tokens stand for, tok whether a token joined it (w
+-- then changes), ne the new entries, from index PE + 1, hp its header up
+-- to p, "ct|cl|p". Every tail P holds has at least one new entry.
 local ownPend = {PE = 8}
 
 -- ownPend.new returns the pending tails of a call: by compId, and in the
@@ -558,7 +559,8 @@ function ownPend.seal(P, comp, s)
   local list = v and string.sub(v, s[3]) or ''
   if ne > 0 then list = list .. table.concat(s, ',', PE + 1, PE + ne) .. ',' end
   local x, hp = #P.sealed, s[8]
-  P.sealed[x + 1], P.sealed[x + 2] = OFIELD .. comp .. ' ' .. s[1], string.sub(hp, #string.match(hp, '^%x+|%x+|') + 1) .. '||' .. list
+  local p = string.sub(hp, #string.match(hp, '^%x+|%x+|') + 1)
+  P.sealed[x + 1], P.sealed[x + 2] = OFIELD .. comp .. ' ' .. s[1], p .. '||' .. list
   local ct = hex(tonumber(s[1], 16) + 1)
   P.t[comp] = {ct, false, 0, 0, 0, false, 0, ct .. '|' .. string.match(hp, '^%x+|(%x+)|') .. '|'}
   return P.t[comp]
