@@ -553,16 +553,15 @@ function ownPend.read(P, first)
   for j, v in ipairs(hmgetList(K.orders, tf)) do ownPend.of(P, miss[j], v) end
 end
 
--- ownPend.seal seals Scale comp's tail s into its chunk, as seal does.
+-- ownPend.seal seals Scale comp's tail s into its chunk with seal, its
+-- entries and the new ones, and holds the sealed chunk for flush.
 function ownPend.seal(P, comp, s)
   local PE, ne, v = ownPend.PE, s[7], s[2]
   local list = v and string.sub(v, s[3]) or ''
   if ne > 0 then list = list .. table.concat(s, ',', PE + 1, PE + ne) .. ',' end
-  local x, hp = #P.sealed, s[8]
-  local p = string.sub(hp, #string.match(hp, '^%x+|%x+|') + 1)
-  P.sealed[x + 1], P.sealed[x + 2] = OFIELD .. comp .. ' ' .. s[1], p .. '||' .. list
-  local ct = hex(tonumber(s[1], 16) + 1)
-  P.t[comp] = {ct, false, 0, 0, 0, false, 0, ct .. '|' .. string.match(hp, '^%x+|(%x+)|') .. '|'}
+  local nc, h, x = nil, nil, #P.sealed
+  nc, h, P.sealed[x + 1], P.sealed[x + 2] = seal(comp, s[8] .. '|' .. list, '')
+  P.t[comp] = {nc, false, 0, 0, 0, false, 0, h}
   return P.t[comp]
 end
 
@@ -611,14 +610,12 @@ function ownPend.flush(P)
   for _, comp in ipairs(P.order) do
     local s = T[comp]
     local v, ne = s[2], s[7]
+    local entries = table.concat(s, ',', PE + 1, PE + ne)
     if v and not s[6] then
-      v = v .. table.concat(s, ',', PE + 1, PE + ne) .. ','
-    elseif v then
-      v = s[8] .. '.' .. hexSmall(s[5]) .. '|' .. string.sub(v, s[3]) .. table.concat(s, ',', PE + 1, PE + ne) .. ','
-    elseif s[6] then
-      v = s[8] .. '.' .. hexSmall(s[5]) .. '|' .. table.concat(s, ',', PE + 1, PE + ne) .. ','
+      v = v .. entries .. ','
     else
-      v = s[8] .. '|' .. table.concat(s, ',', PE + 1, PE + ne) .. ','
+      local w = s[6] and '.' .. hexSmall(s[5]) or ''
+      v = s[8] .. w .. '|' .. (v and string.sub(v, s[3]) or '') .. entries .. ','
     end
     kv[#kv + 1] = tailField(comp)
     kv[#kv + 1] = v
