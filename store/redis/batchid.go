@@ -10,6 +10,9 @@ import (
 	"github.com/dispatcher/dispatcher/dispatch"
 )
 
+// hexDigits are the hexadecimal digits, by value.
+const hexDigits = "0123456789abcdef"
+
 // Batch ids as Redis keeps them (layout 6). The service names a batch by a
 // UUID (dispatch.Config.NewID), 36 characters, which a batch of one stores
 // three times: in its batch record's field, its order's record and its

@@ -31,22 +31,12 @@ func maxCost(req dispatch.DispatchRequest) int64 {
 // makes: 14 hex digits hold 56 bits.
 const randDigits = 14
 
-const hexDigits = "0123456789abcdef"
-
-// randomStrategies holds the strategies of balancing's registry that draw
-// (balancing.Strategy.Random), by name.
-var randomStrategies = func() map[string]bool {
-	m := map[string]bool{}
-	for _, st := range balancing.Strategies() {
-		if st.Random {
-			m[st.Name] = true
-		}
-	}
-	return m
-}()
-
-// drawsRandom reports whether strategy draws random numbers.
-func drawsRandom(strategy string) bool { return randomStrategies[strategy] }
+// drawsRandom reports whether strategy draws random numbers
+// (balancing.Strategy.Random).
+func drawsRandom(strategy string) bool {
+	sp, ok := balancing.Lookup(strategy)
+	return ok && sp.Random
+}
 
 // errNoRand is the script's answer (DISPATCH NORAND, dispatch.lua) to a
 // batch sent without random numbers to a pool whose strategy draws: it
@@ -54,10 +44,9 @@ func drawsRandom(strategy string) bool { return randomStrategies[strategy] }
 var errNoRand = errors.New("redis: the pool's strategy draws random numbers, and the call sent none")
 
 // appendRand appends the random numbers of the orders to args as one
-// string: two per order, each in randDigits hex digits, from req.Rand
-// (zeros where it is short, as balancing.Run reads a nil source) or, when
-// it is nil, drawn now from req.RandSource (as req.Randoms, without its
-// slice). Without draws (the store believes the pool's strategy draws
+// string: two per order, each in randDigits hex digits, those of
+// req.Randoms (zeros where they are short, as balancing.Run reads a nil
+// source). Without draws (the store believes the pool's strategy draws
 // none, poolHeads) it appends "" and draws nothing: a batch of 100
 // spares Go 200 numbers and their encoding, and Redis 2.8 KB to read and
 // hash; dispatch.lua answers NORAND if the strategy draws after all. A
@@ -72,17 +61,12 @@ func appendRand(args []any, req dispatch.DispatchRequest, draws bool) ([]any, er
 	}
 	n := 2 * len(req.Orders)
 	b := make([]byte, n*randDigits)
-	src := req.RandSource
-	if req.Rand != nil {
-		src = nil
-	}
+	rnd := req.Randoms()
 	var raw [8]byte
 	for i := range n {
 		var r uint64
-		if src != nil {
-			r = src()
-		} else if i < len(req.Rand) {
-			r = req.Rand[i]
+		if i < len(rnd) {
+			r = rnd[i]
 		}
 		if r >= maxRand {
 			return nil, fmt.Errorf("redis: random number %d of the batch is not below 2^53", r)
