@@ -123,7 +123,7 @@ func (se scriptError) domain(pool string) error {
 			f[0], f[1], f[2], f[3])
 	case "STRATEGY":
 		return errorf(dispatch.ErrUnknownStrategy, "pool %q has strategy %q", pool, d)
-	case "NORAND":
+	case codeNoRand:
 		return errNoRand
 	case "LAYOUT":
 		return fmt.Errorf("redis: pool %q is stored in the layout of an earlier build; see docs/operations.md, Upgrades", pool)

@@ -76,7 +76,9 @@ func (s *Store) dispatchMany(ctx context.Context, ph *poolHeads, reqs []dispatch
 	}
 	// Every reply of the call, results and domain errors alike, waits for
 	// one WAIT (answered): if it fell short (err), a batch that succeeded is
-	// on the primary only and one that failed is not to be shown.
+	// on the primary only and one that failed is not to be shown. A batch
+	// refused with NORAND, which wrote nothing, is not answered from this
+	// call but sent again (DispatchMany), and that call's WAIT decides.
 	notRepl := err
 	rs, _ := v.([]any)
 	if len(rs) != len(reqs) {
@@ -89,6 +91,8 @@ func (s *Store) dispatchMany(ctx context.Context, ph *poolHeads, reqs []dispatch
 			switch {
 			case !ok:
 				r.Err = fmt.Errorf("redis: dispatch_many: %v", e[1])
+			case se.code == codeNoRand:
+				r.Err = errNoRand
 			case notRepl != nil:
 				r.Err = &dispatch.IndeterminateError{BatchID: req.BatchID, Err: notRepl}
 			default:

@@ -22,6 +22,16 @@ import (
 type randLog struct {
 	mu    sync.Mutex
 	calls [][]string
+	// sent, if set, sees each dispatch call's rand arguments before the
+	// call goes.
+	sent func(rands []string)
+}
+
+// onSent sets sent.
+func (l *randLog) onSent(f func(rands []string)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sent = f
 }
 
 func (l *randLog) DialHook(next goredis.DialHook) goredis.DialHook { return next }
@@ -31,7 +41,11 @@ func (l *randLog) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 		if r := redis.DispatchRands(cmd.Args()); r != nil {
 			l.mu.Lock()
 			l.calls = append(l.calls, r)
+			sent := l.sent
 			l.mu.Unlock()
+			if sent != nil {
+				sent(r)
+			}
 		}
 		return next(ctx, cmd)
 	}
@@ -56,6 +70,87 @@ func (l *randLog) take() [][]int {
 	return out
 }
 
+// randPool is pool p with Scales A to D, which st made and dispatches
+// to, on a redis-server where another Store (a replica) changes the
+// pool's strategy behind st's back. Every dispatch call st makes goes
+// into log.
+type randPool struct {
+	t         *testing.T
+	c         goredis.UniversalClient
+	st, other *redis.Store
+	log       *randLog
+	t0        time.Time
+	seq       int
+	// source, if set, is the RandSource of batch's batches without ranks.
+	source func() uint64
+}
+
+// newRandPool makes p on srv; st has opts.
+func newRandPool(t *testing.T, srv *redistest.Server, opts redis.Options) *randPool {
+	t.Helper()
+	p := &randPool{t: t, c: newClient(t, srv), log: &randLog{}, t0: time.Now().Truncate(time.Millisecond)}
+	p.c.AddHook(p.log)
+	p.st, p.other = redis.New(p.c, opts), newStore(t, srv, redis.Options{})
+	ctx := context.Background()
+	if _, _, err := p.st.PutPool(ctx, "p", dispatch.PoolSpec{}, p.t0); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"A", "B", "C", "D"} {
+		if _, _, err := p.st.PutScale(ctx, "p", id, dispatch.ScaleSpec{}, p.t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+// setStrategy changes the pool's strategy through the other Store.
+func (p *randPool) setStrategy(s dispatch.Strategy) {
+	p.t.Helper()
+	if _, _, err := p.other.PutPool(context.Background(), "p", dispatch.PoolSpec{Strategy: &s}, p.t0); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// batch returns a batch of n new orders whose order i draws rank[i]
+// among the eligible Scales of random, by its numbers in Rand if rank is
+// set, else from source.
+func (p *randPool) batch(n int, rank ...uint64) dispatch.DispatchRequest {
+	p.seq++
+	req := dispatch.DispatchRequest{Pool: "p", BatchID: fmt.Sprint("b", p.seq), Now: p.t0, RandSource: p.source}
+	for i := range n {
+		req.Orders = append(req.Orders, dispatch.OrderInput{ID: fmt.Sprintf("o%d-%d", p.seq, i)})
+	}
+	if rank != nil {
+		req.Rand = make([]uint64, 2*n)
+		for i, r := range rank {
+			req.Rand[2*i] = r
+		}
+	}
+	return req
+}
+
+// expectCalls checks the dispatch calls since the last check, each as
+// the lengths of its batches' rand arguments.
+func (p *randPool) expectCalls(what string, want [][]int) {
+	p.t.Helper()
+	if got := p.log.take(); !slices.EqualFunc(got, want, slices.Equal) {
+		p.t.Errorf("%s: rand argument lengths by call and batch %v, want %v", what, got, want)
+	}
+}
+
+// dispatched returns the orders' Scales in b, in order.
+func dispatched(b dispatch.Batch) string {
+	var s []string
+	for _, a := range b.Assignments {
+		s = append(s, a.CompID)
+	}
+	return strings.Join(s, " ")
+}
+
+// randPerOrder is the length of an order's rand argument: two numbers of
+// 14 hex digits (appendRand).
+const randPerOrder = 2 * 14
+
 // TestRandomsOnlyWhereDrawn: a Store sends random numbers only to a pool
 // whose strategy draws, as the replies it had said, and draws them only
 // then. A batch sent without them to a pool whose strategy was changed
@@ -65,55 +160,10 @@ func (l *randLog) take() [][]int {
 // go again, and each gets the picks of its own numbers. A change back to waterfill
 // stops them after one call.
 func TestRandomsOnlyWhereDrawn(t *testing.T) {
-	srv := redistest.Start(t)
-	ctx := context.Background()
-	log := &randLog{}
-	c := newClient(t, srv)
-	c.AddHook(log)
-	st := redis.New(c, redis.Options{})
-	other := newStore(t, srv, redis.Options{})
-	t0 := time.Now().Truncate(time.Millisecond)
-	if _, _, err := st.PutPool(ctx, "p", dispatch.PoolSpec{}, t0); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"A", "B", "C", "D"} {
-		if _, _, err := st.PutScale(ctx, "p", id, dispatch.ScaleSpec{}, t0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	setStrategy := func(s dispatch.Strategy) {
-		t.Helper()
-		if _, _, err := other.PutPool(ctx, "p", dispatch.PoolSpec{Strategy: &s}, t0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p := newRandPool(t, redistest.Start(t), redis.Options{})
+	ctx, st := context.Background(), p.st
 	drawn := 0
-	source := func() uint64 { drawn++; return 0 }
-	// batch returns a batch whose order i draws rank[i] among the
-	// eligible Scales of random, by its numbers in Rand if rank is set,
-	// else from the counting source.
-	seq := 0
-	batch := func(n int, rank ...uint64) dispatch.DispatchRequest {
-		seq++
-		req := dispatch.DispatchRequest{Pool: "p", BatchID: fmt.Sprint("b", seq), Now: t0, RandSource: source}
-		for i := range n {
-			req.Orders = append(req.Orders, dispatch.OrderInput{ID: fmt.Sprintf("o%d-%d", seq, i)})
-		}
-		if rank != nil {
-			req.Rand = make([]uint64, 2*n)
-			for i, r := range rank {
-				req.Rand[2*i] = r
-			}
-		}
-		return req
-	}
-	comps := func(b dispatch.Batch) string {
-		var s []string
-		for _, a := range b.Assignments {
-			s = append(s, a.CompID)
-		}
-		return strings.Join(s, " ")
-	}
+	p.source = func() uint64 { drawn++; return 0 }
 	dispatchOne := func(req dispatch.DispatchRequest) dispatch.Batch {
 		t.Helper()
 		b, _, err := st.Dispatch(ctx, req)
@@ -122,50 +172,44 @@ func TestRandomsOnlyWhereDrawn(t *testing.T) {
 		}
 		return b
 	}
-	expectCalls := func(what string, want [][]int) {
-		t.Helper()
-		if got := log.take(); !slices.EqualFunc(got, want, slices.Equal) {
-			t.Errorf("%s: rand argument lengths by call and batch %v, want %v", what, got, want)
-		}
-	}
-	const perOrder = 2 * 14 // two numbers of 14 hex digits (appendRand)
+	const perOrder = randPerOrder
 
 	// waterfill: nothing drawn, nothing sent
-	dispatchOne(batch(3))
-	expectCalls("waterfill", [][]int{{0}})
+	dispatchOne(p.batch(3))
+	p.expectCalls("waterfill", [][]int{{0}})
 	if drawn != 0 {
 		t.Errorf("waterfill: %d numbers drawn, want 0", drawn)
 	}
 
 	// random, unknown to st: refused, sent again with the numbers
-	setStrategy(dispatch.Random)
-	if got := comps(dispatchOne(batch(3, 2, 0, 3))); got != "C A D" {
+	p.setStrategy(dispatch.Random)
+	if got := dispatched(dispatchOne(p.batch(3, 2, 0, 3))); got != "C A D" {
 		t.Errorf("first batch after the change: Scales %q, want %q (the ranks of its numbers)", got, "C A D")
 	}
-	expectCalls("first batch after the change", [][]int{{0}, {3 * perOrder}})
-	if got := comps(dispatchOne(batch(2, 1, 1))); got != "B B" {
+	p.expectCalls("first batch after the change", [][]int{{0}, {3 * perOrder}})
+	if got := dispatched(dispatchOne(p.batch(2, 1, 1))); got != "B B" {
 		t.Errorf("second batch: Scales %q, want %q", got, "B B")
 	}
-	expectCalls("second batch", [][]int{{2 * perOrder}})
+	p.expectCalls("second batch", [][]int{{2 * perOrder}})
 
 	// back to waterfill: one call with numbers teaches st
-	setStrategy(dispatch.Waterfill)
-	dispatchOne(batch(1))
-	dispatchOne(batch(1))
-	expectCalls("back to waterfill", [][]int{{perOrder}, {0}})
+	p.setStrategy(dispatch.Waterfill)
+	dispatchOne(p.batch(1))
+	dispatchOne(p.batch(1))
+	p.expectCalls("back to waterfill", [][]int{{perOrder}, {0}})
 
 	// power-of-two in a coalesced call: batch 1 fails on its own (an order
 	// the pool holds), before its numbers count; batch 2 is refused, which
 	// stops the call (dispatch_many.lua): 2 and 3 go again, in order
-	held := batch(1)
+	held := p.batch(1)
 	dispatchOne(held)
-	log.take()
-	setStrategy(dispatch.PowerOfTwo)
-	reqs := []dispatch.DispatchRequest{batch(1), batch(2, 3, 3), batch(1, 0)}
+	p.log.take()
+	p.setStrategy(dispatch.PowerOfTwo)
+	reqs := []dispatch.DispatchRequest{p.batch(1), p.batch(2, 3, 3), p.batch(1, 0)}
 	reqs[0].Orders[0].ID = held.Orders[0].ID
 	drawn = 0
 	rs := st.DispatchMany(ctx, reqs)
-	expectCalls("coalesced after the change", [][]int{{0, 0, 0}, {2 * perOrder, 1 * perOrder}})
+	p.expectCalls("coalesced after the change", [][]int{{0, 0, 0}, {2 * perOrder, 1 * perOrder}})
 	if drawn != 0 {
 		t.Errorf("coalesced: %d numbers drawn from the source, want 0 (batch 1 fails before)", drawn)
 	}
@@ -177,11 +221,11 @@ func TestRandomsOnlyWhereDrawn(t *testing.T) {
 			t.Fatalf("batch %d: %+v, %v", i+1, rs[i].Batch, rs[i].Err)
 		}
 	}
-	rs = st.DispatchMany(ctx, []dispatch.DispatchRequest{batch(1), batch(2)})
+	rs = st.DispatchMany(ctx, []dispatch.DispatchRequest{p.batch(1), p.batch(2)})
 	if rs[0].Err != nil || rs[1].Err != nil {
 		t.Fatal(rs[0].Err, rs[1].Err)
 	}
-	expectCalls("coalesced, known", [][]int{{perOrder, 2 * perOrder}})
+	p.expectCalls("coalesced, known", [][]int{{perOrder, 2 * perOrder}})
 	if drawn != 6 {
 		t.Errorf("coalesced, known: %d numbers drawn, want 6", drawn)
 	}

@@ -43,6 +43,33 @@ func drawsRandom(strategy string) bool {
 // changed nothing of the batch, and the store sends it again with them.
 var errNoRand = errors.New("redis: the pool's strategy draws random numbers, and the call sent none")
 
+// codeNoRand is the code of errNoRand in the script's reply.
+const codeNoRand = "NORAND"
+
+// resent reports whether v and err, the reply of Redis to a function
+// call, refuse the whole call with NORAND: a dispatch's, or a
+// dispatch_many's whose first batch was refused (and so every batch, left
+// unrun). Such a call wrote nothing of its batches; it is not answered
+// but sent again with the random numbers, and that call's answer is the
+// one confirmed (answered). A batch refused after its first ran is not
+// resent here: the call's WAIT covers its earlier batches.
+func resent(v any, err error) bool {
+	if err != nil {
+		se, ok := asScriptError(err)
+		return ok && se.code == codeNoRand
+	}
+	rs, _ := v.([]any)
+	if len(rs) == 0 {
+		return false
+	}
+	e, _ := rs[0].([]any)
+	if len(e) != 2 || asString(e[0]) != "error" {
+		return false
+	}
+	se, ok := parseScriptError(asString(e[1]))
+	return ok && se.code == codeNoRand
+}
+
 // appendRand appends the random numbers of the orders to args as one
 // string: two per order, each in randDigits hex digits, those of
 // req.Randoms (zeros where they are short, as balancing.Run reads a nil

@@ -96,12 +96,14 @@ func hashTag(key string) string {
 // reach Redis, or an error reply of a Redis that cannot serve now, is
 // returned as it is: it shows no state. If the replicas do not confirm, it
 // returns v with an error that wraps dispatch.ErrNotReplicated, and nil
-// for a domain error, which is not to be shown either.
+// for a domain error, which is not to be shown either. A refusal that the
+// Store sends again instead of answering (resent) is returned as it is:
+// its answer is the next call's, which that call's WAIT confirms.
 func (s *Store) answered(ctx context.Context, key string, v any, err error) (any, error) {
 	if s.wait.replicas == 0 {
 		return v, err
 	}
-	if _, domain := asScriptError(err); err != nil && !domain {
+	if _, domain := asScriptError(err); err != nil && !domain || resent(v, err) {
 		return v, err
 	}
 	if werr := s.confirm(ctx, key); werr != nil {
