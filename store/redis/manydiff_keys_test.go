@@ -37,36 +37,17 @@ func (d *manyDiff) compare() {
 		return fmt.Sprintf("%+v", snap), err
 	})
 	for _, id := range d.scales {
-		whole, _ := d.both("ListScaleOrders "+id, func(s *redis.Store) (string, error) {
-			os, next, err := s.ListScaleOrders(ctx, "p", id, dispatch.Page{Limit: dispatch.MaxLimit})
-			if next != "" {
-				return "", fmt.Errorf("a next page after all orders")
-			}
-			return ordersLine(os), err
+		whole, _ := d.bothStores("ListScaleOrders "+id, func(s dispatch.Store) (string, error) {
+			return scaleOrdersWhole(s, id)
 		})
 		if d.step%8 != 7 {
 			continue
 		}
 		// (at most some 50 pages)
 		limit := max([]int{1, 7, 100}[d.rng.IntN(3)], strings.Count(whole, "\n")/50)
-		d.both(fmt.Sprintf("ListScaleOrders %s by %d", id, limit), func(s *redis.Store) (string, error) {
-			var all []dispatch.Order
-			p := dispatch.Page{Limit: limit}
-			for range 5000 {
-				os, next, err := s.ListScaleOrders(ctx, "p", id, p)
-				if err != nil {
-					return "", err
-				}
-				all = append(all, os...)
-				if next == "" {
-					break
-				}
-				p.Cursor = next
-			}
-			if got := ordersLine(all); got != whole {
-				return got, fmt.Errorf("pages of %d differ from one page", limit)
-			}
-			return "", nil
+		d.bothStores(fmt.Sprintf("ListScaleOrders %s by %d", id, limit), func(s dispatch.Store) (string, error) {
+			_, got, err := scaleOrdersPaged(s, id, limit, 5000, whole)
+			return got, err
 		})
 	}
 	orders, bids := d.orders, d.bids

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,17 +47,14 @@ import (
 // sameKeyspace).
 // MANYDIFF_SEED=N walks another way.
 func TestManyLikeOne(t *testing.T) {
-	seed := uint64(1)
-	if v := os.Getenv("MANYDIFF_SEED"); v != "" {
-		seed, _ = strconv.ParseUint(v, 10, 64)
-	}
+	seed := walkSeed(t, "MANYDIFF_SEED", 1)
 	srv := redistest.Start(t)
 	cm := dialClient(t, "redis://"+srv.Addr()+"/0", "single")
 	co := dialClient(t, "redis://"+srv.Addr()+"/1", "single")
 	var seen manyDiff
-	for i, strategy := range []dispatch.Strategy{dispatch.Waterfill, dispatch.RoundRobin,
-		dispatch.SmoothWeightedRoundRobin, dispatch.Random, dispatch.ConsistentHash} {
-		t.Run(string(strategy), func(t *testing.T) {
+	walkStrategies(t, seed, []dispatch.Strategy{dispatch.Waterfill, dispatch.RoundRobin,
+		dispatch.SmoothWeightedRoundRobin, dispatch.Random, dispatch.ConsistentHash},
+		func(t *testing.T, strategy dispatch.Strategy, rng *rand.Rand) {
 			ctx := context.Background()
 			for _, c := range []goredis.UniversalClient{cm, co} {
 				if err := c.FlushDB(ctx).Err(); err != nil {
@@ -68,7 +63,7 @@ func TestManyLikeOne(t *testing.T) {
 			}
 			d := &manyDiff{
 				t: t, cm: cm, co: co,
-				rng:       rand.New(rand.NewPCG(seed, uint64(i))),
+				rng:       rng,
 				many:      redis.New(cm, redis.Options{Retention: manyRetention}),
 				one:       redis.New(co, redis.Options{Retention: manyRetention}),
 				manyOther: redis.New(cm, redis.Options{Retention: manyRetention}),
@@ -93,7 +88,6 @@ func TestManyLikeOne(t *testing.T) {
 			seen.lapsedInside += d.lapsedInside
 			seen.sealedInside += d.sealedInside
 		})
-	}
 	if seen.refused == 0 || seen.named == 0 || seen.replays == 0 || seen.lapsedInside == 0 || seen.sealedInside == 0 {
 		t.Errorf("the walks should see each kind of call: %+v", seen)
 	}
@@ -155,21 +149,19 @@ func errText(err error) string {
 
 func (d *manyDiff) makePool() {
 	hb := 2 * time.Second
-	d.both("PutPool", func(s *redis.Store) (string, error) {
-		_, _, err := s.PutPool(context.Background(), "p", dispatch.PoolSpec{Strategy: &d.strategy, HeartbeatTimeout: &hb}, d.now)
-		return "", err
-	})
 	d.scales, d.silent = slices.Clone(mdScales), map[string]bool{}
-	for i, id := range d.scales {
-		d.putScale(id, dispatch.ScaleSpec{Weight: ptr(int64(1 + i%3))})
-	}
+	walkPool(d.bothStores, d.now, dispatch.PoolSpec{Strategy: &d.strategy, HeartbeatTimeout: &hb},
+		d.scales, func(i int) dispatch.ScaleSpec { return dispatch.ScaleSpec{Weight: ptr(int64(1 + i%3))} })
+}
+
+// bothStores is both for a call that any dispatch.Store makes.
+func (d *manyDiff) bothStores(what string, f func(s dispatch.Store) (string, error)) (string, error) {
+	d.t.Helper()
+	return d.both(what, func(s *redis.Store) (string, error) { return f(s) })
 }
 
 func (d *manyDiff) putScale(id string, spec dispatch.ScaleSpec) {
-	d.both("PutScale "+id, func(s *redis.Store) (string, error) {
-		sc, _, err := s.PutScale(context.Background(), "p", id, spec, d.now)
-		return fmt.Sprintf("%+v", sc), err
-	})
+	walkPutScale(d.bothStores, d.now, id, spec)
 }
 
 // orderID returns a fresh order id, some 128 bytes long (a tail of 256

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,22 +41,19 @@ import (
 // is cancelled and every window passes: nothing of the pool's records is
 // left. TOKENWALK_SEED=N walks another way.
 func TestOwnTokenWalk(t *testing.T) {
-	// A fixed seed, so that the suite walks the same way every run: seed 4
-	// moves parts of tokens with ticks, replays Idempotency-Keys and uses
-	// expired ids again in both walks.
-	seed := uint64(4)
-	if v := os.Getenv("TOKENWALK_SEED"); v != "" {
-		seed, _ = strconv.ParseUint(v, 10, 64)
-	}
 	srv := redistest.Start(t)
 	c := newClient(t, srv)
 	var seen tokenWalk // (what the walks saw, added up)
-	for i, strategy := range []dispatch.Strategy{dispatch.Waterfill, dispatch.ConsistentHash} {
-		t.Run(string(strategy), func(t *testing.T) {
+	// A fixed seed, so that the suite walks the same way every run: seed 4
+	// moves parts of tokens with ticks, replays Idempotency-Keys and uses
+	// expired ids again in both walks.
+	seed := walkSeed(t, "TOKENWALK_SEED", 4)
+	walkStrategies(t, seed, []dispatch.Strategy{dispatch.Waterfill, dispatch.ConsistentHash},
+		func(t *testing.T, strategy dispatch.Strategy, rng *rand.Rand) {
 			w := &tokenWalk{
 				t:        t,
 				c:        c,
-				rng:      rand.New(rand.NewPCG(seed, uint64(i))),
+				rng:      rng,
 				rs:       redis.New(c, redis.Options{Retention: time.Hour}),
 				ms:       memory.New(memory.Options{Retention: time.Hour}),
 				now:      time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
@@ -87,7 +82,6 @@ func TestOwnTokenWalk(t *testing.T) {
 			seen.reused += w.reused
 			seen.replays += w.replays
 		})
-	}
 	if seen.named == 0 || seen.tickMoves == 0 || seen.failMoves == 0 || seen.reassignMoves == 0 || seen.reused == 0 || seen.replays == 0 {
 		t.Errorf("the walks should see each kind of change: %+v", seen)
 	}
@@ -129,23 +123,14 @@ func (w *tokenWalk) both(what string, f func(s dispatch.Store) (string, error)) 
 }
 
 func (w *tokenWalk) makePool() {
-	ctx := context.Background()
 	hb, reassign := 2*time.Second, dispatch.ReassignLapsed
-	w.both("PutPool", func(s dispatch.Store) (string, error) {
-		_, _, err := s.PutPool(ctx, "p", dispatch.PoolSpec{Strategy: &w.strategy, HeartbeatTimeout: &hb, OnLapse: &reassign}, w.now)
-		return "", err
-	})
 	w.scales, w.silent = slices.Clone(twScales), map[string]bool{}
-	for _, id := range w.scales {
-		w.putScale(id, dispatch.ScaleSpec{})
-	}
+	walkPool(w.both, w.now, dispatch.PoolSpec{Strategy: &w.strategy, HeartbeatTimeout: &hb, OnLapse: &reassign},
+		w.scales, func(int) dispatch.ScaleSpec { return dispatch.ScaleSpec{} })
 }
 
 func (w *tokenWalk) putScale(id string, spec dispatch.ScaleSpec) {
-	w.both("PutScale "+id, func(s dispatch.Store) (string, error) {
-		sc, _, err := s.PutScale(context.Background(), "p", id, spec, w.now)
-		return fmt.Sprintf("%+v", sc), err
-	})
+	walkPutScale(w.both, w.now, id, spec)
 }
 
 // orderID returns a fresh order id; some equal a Scale's id, some are
@@ -460,35 +445,16 @@ func (w *tokenWalk) compare() {
 	})
 	for _, id := range w.scales {
 		whole, _ := w.both("ListScaleOrders "+id, func(s dispatch.Store) (string, error) {
-			os, next, err := s.ListScaleOrders(ctx, "p", id, dispatch.Page{Limit: dispatch.MaxLimit})
-			if next != "" {
-				return "", errors.New("a next page after all orders")
-			}
-			return ordersLine(os), err
+			return scaleOrdersWhole(s, id)
 		})
 		if w.step%8 != 7 {
 			continue
 		}
 		limit := 1 + w.rng.IntN(9)
 		w.both(fmt.Sprintf("ListScaleOrders %s by %d", id, limit), func(s dispatch.Store) (string, error) {
-			var all []dispatch.Order
-			p := dispatch.Page{Limit: limit}
-			for range 1000 {
-				os, next, err := s.ListScaleOrders(ctx, "p", id, p)
-				if err != nil {
-					return "", err
-				}
-				w.pages++
-				all = append(all, os...)
-				if next == "" {
-					break
-				}
-				p.Cursor = next
-			}
-			if got := ordersLine(all); got != whole {
-				return got, fmt.Errorf("pages of %d differ from one page", limit)
-			}
-			return "", nil
+			pages, got, err := scaleOrdersPaged(s, id, limit, 1000, whole)
+			w.pages += pages
+			return got, err
 		})
 	}
 	orders, batches := w.orders, w.batches
@@ -510,27 +476,6 @@ func (w *tokenWalk) compare() {
 			return fmt.Sprintf("%+v", b), err
 		})
 	}
-}
-
-// ordersLine writes orders as the walk compares them, more cheaply than
-// fmt's %+v (the race detector slows reflection).
-func ordersLine(os []dispatch.Order) string {
-	var b strings.Builder
-	for _, o := range os {
-		b.WriteString(o.ID)
-		for _, f := range []string{o.CompID, o.BatchID, o.Key, string(o.State)} {
-			b.WriteByte(' ')
-			b.WriteString(f)
-		}
-		b.WriteByte(' ')
-		b.WriteString(strconv.FormatInt(o.AssignedAt.UnixMilli(), 10))
-		b.WriteByte(' ')
-		b.WriteString(strconv.FormatInt(o.CompletedAt.UnixMilli(), 10))
-		b.WriteByte(' ')
-		b.WriteString(strconv.FormatInt(o.Moves, 10))
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 // empty cancels every order with a forced delete of every Scale, lets every
