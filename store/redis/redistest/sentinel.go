@@ -7,17 +7,22 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
 
 // StartSentinel runs a Redis Sentinel that monitors primary under
 // masterName with a quorum of one, and returns it once it knows the
-// primary and every replica in replicas. It declares a primary down after
-// a second without answers. It stops with t.Cleanup.
+// primary and every replica in replicas. It fails over when asked
+// (SENTINEL FAILOVER), and on its own only after Sentinel's default of 30
+// s without answers: a primary busy for a second with a large script on a
+// loaded machine is not down (TestSentinel's conformance suite saw the
+// sentinel fail over under it mid-suite, with a limit of a second, at a
+// load average of 20). It stops with t.Cleanup.
 func StartSentinel(t testing.TB, masterName string, primary *Server, replicas ...*Server) *Server {
 	t.Helper()
-	return StartSentinels(t, 1, 1, masterName, primary.port, len(replicas))[0]
+	return startSentinels(t, 1, 1, masterName, primary.port, len(replicas), 30*time.Second)[0]
 }
 
 // StartSentinels runs n Redis Sentinels that monitor the primary at
@@ -31,12 +36,19 @@ func StartSentinel(t testing.TB, masterName string, primary *Server, replicas ..
 // t.Cleanup.
 func StartSentinels(t testing.TB, n, quorum int, masterName string, port, replicas int) []*Server {
 	t.Helper()
+	return startSentinels(t, n, quorum, masterName, port, replicas, time.Second)
+}
+
+// startSentinels is StartSentinels with a primary declared down after
+// downAfter without answers.
+func startSentinels(t testing.TB, n, quorum int, masterName string, port, replicas int, downAfter time.Duration) []*Server {
+	t.Helper()
 	out := make([]*Server, n)
 	for i := range out {
 		conf := filepath.Join(t.TempDir(), "sentinel.conf")
 		body := fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d %[3]d\n"+
-			"sentinel down-after-milliseconds %[1]s 1000\n"+
-			"sentinel failover-timeout %[1]s 10000\n", masterName, port, quorum)
+			"sentinel down-after-milliseconds %[1]s %[4]d\n"+
+			"sentinel failover-timeout %[1]s 10000\n", masterName, port, quorum, downAfter.Milliseconds())
 		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 			t.Fatalf("redistest: sentinel config: %v", err)
 		}
