@@ -245,11 +245,17 @@ func testClusterFailover(t *testing.T, nodes []*redistest.Server, cc *goredis.Cl
 func poolWithScales(t testing.TB, s dispatch.Store, pool string, n int) {
 	t.Helper()
 	now := time.Now()
-	if _, _, err := s.PutPool(context.Background(), pool, dispatch.PoolSpec{}, now); err != nil {
+	if err := replicated(func() error {
+		_, _, err := s.PutPool(context.Background(), pool, dispatch.PoolSpec{}, now)
+		return err
+	}); err != nil {
 		t.Fatalf("PutPool %s: %v", pool, err)
 	}
 	for i := range n {
-		if _, _, err := s.PutScale(context.Background(), pool, fmt.Sprintf("S%d", i), dispatch.ScaleSpec{}, now); err != nil {
+		if err := replicated(func() error {
+			_, _, err := s.PutScale(context.Background(), pool, fmt.Sprintf("S%d", i), dispatch.ScaleSpec{}, now)
+			return err
+		}); err != nil {
 			t.Fatalf("PutScale in %s: %v", pool, err)
 		}
 	}

@@ -191,11 +191,11 @@ func lagFailover(t *testing.T, store func(redis.Options) dispatch.Store, link *r
 	ctx := context.Background()
 	waiting := recorder{dispatch.NewService(store(redis.Options{WaitReplicas: 1, WaitTimeout: time.Second}), dispatch.Config{}), newLedger()}
 	plain := recorder{dispatch.NewService(store(redis.Options{}), dispatch.Config{}), newLedger()}
-	if _, _, err := waiting.svc.PutPool(ctx, "p", dispatch.PoolSpec{}); err != nil {
+	if err := replicated(func() error { _, _, err := waiting.svc.PutPool(ctx, "p", dispatch.PoolSpec{}); return err }); err != nil {
 		t.Fatalf("PutPool: %v", err)
 	}
 	for _, id := range []string{"A", "B", "C"} {
-		if err := waiting.putScale(ctx, id); err != nil {
+		if err := replicated(func() error { return waiting.putScale(ctx, id) }); err != nil {
 			t.Fatalf("PutScale %s: %v", id, err)
 		}
 	}
@@ -240,7 +240,18 @@ func lagFailover(t *testing.T, store func(redis.Options) dispatch.Store, link *r
 			}
 		})
 	}
-	time.Sleep(500 * time.Millisecond)
+	// Until it has acknowledged each kind it checks: a client's first
+	// cancel is its eighth call, each waiting for a WAIT, and a loaded
+	// machine (a load average of 20) took more than the half second this
+	// once slept for (0 cancels in 2 runs of 8).
+	if !waitFor(30*time.Second, func() bool {
+		l := waiting.l
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.completed) > 0 && len(l.cancelled) > 0 && len(l.shown) > 0 && len(l.shownScale) > 0
+	}) {
+		t.Fatal("the load acknowledged no complete, cancel, read or list of Scales in 30s")
+	}
 
 	link.Hold()
 	time.Sleep(200 * time.Millisecond)
