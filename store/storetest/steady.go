@@ -31,8 +31,9 @@ type Steady struct {
 type SteadyResult struct {
 	// Base is Measure before the load, once the pool existed.
 	Base int64
-	// Samples are Measure every SampleEvery, from the start of the load.
-	Samples []int64
+	// Samples are Measure every SampleEvery, from the start of the load,
+	// and Dispatched the batches dispatched by then, at each sample.
+	Samples, Dispatched []int64
 	// Batches and Keyed count the batches dispatched, Calls the store calls
 	// that succeeded (dispatches and completions).
 	Batches, Keyed, Calls int64
@@ -52,11 +53,32 @@ func (r SteadyResult) Level(f float64) float64 {
 	return float64(w[len(w)/2] - r.Base)
 }
 
-// Growth returns how much the last third of the run added to the level of
-// its first two thirds, as a fraction of that level.
-func (r SteadyResult) Growth() float64 {
-	at := r.Level(2.0 / 3)
-	return (r.Level(1) - at) / at
+// InWindow returns the batches dispatched in the d before fraction f of
+// the run, up to the last sample Level(f) reads: the batches whose records
+// a window of d holds then. On a loaded machine the load is not even
+// (RunSteady's clients fall behind, then catch up), so what the store
+// holds follows these, not the run's average rate.
+func (r SteadyResult) InWindow(f float64, d time.Duration) float64 {
+	end := int(f*float64(len(r.Dispatched))) - 1
+	if end < 0 {
+		return 0
+	}
+	var before int64
+	if from := end - int(d/SampleEvery); from >= 0 {
+		before = r.Dispatched[from]
+	}
+	return float64(r.Dispatched[end] - before)
+}
+
+// Growth returns how much the memory per batch of a window of d grew in
+// the last third of the run, as a fraction of what it was at two thirds:
+// Level over InWindow at the end against the same at 2/3. Memory that
+// levels off at what the window's batches hold stays at 0 however the
+// load's rate wandered; a store that keeps what its windows should
+// release grows.
+func (r SteadyResult) Growth(d time.Duration) float64 {
+	at := r.Level(2.0/3) / r.InWindow(2.0/3, d)
+	return r.Level(1)/r.InWindow(1, d)/at - 1
 }
 
 // RunSteady runs the load of sp on pool (which it creates, with ten
@@ -154,6 +176,7 @@ func RunSteady(t testing.TB, svc *dispatch.Service, pool string, sp Steady) Stea
 	for next := start.Add(SampleEvery); !next.After(start.Add(sp.Duration)); next = next.Add(SampleEvery) {
 		time.Sleep(time.Until(next))
 		res.Samples = append(res.Samples, sp.Measure())
+		res.Dispatched = append(res.Dispatched, batches.Load())
 	}
 	<-done
 	wg.Wait()
