@@ -138,6 +138,23 @@ func (p *randPool) expectCalls(what string, want [][]int) {
 	}
 }
 
+// expectCounted checks that the pool counts want orders dispatched, and
+// its Scales want outstanding.
+func (p *randPool) expectCounted(want int64) {
+	p.t.Helper()
+	snap, err := p.st.Snapshot(context.Background(), "p", 10, 4)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	var out int64
+	for _, sc := range snap.Scales {
+		out += sc.Outstanding
+	}
+	if snap.Counters.Dispatched != want || out != want {
+		p.t.Errorf("dispatched %d, outstanding %d, want %d each", snap.Counters.Dispatched, out, want)
+	}
+}
+
 // dispatched returns the orders' Scales in b, in order.
 func dispatched(b dispatch.Batch) string {
 	var s []string
@@ -231,18 +248,8 @@ func TestRandomsOnlyWhereDrawn(t *testing.T) {
 	}
 
 	// every order counted once: the refused calls wrote nothing
-	snap, err := st.Snapshot(ctx, "p", 10, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out int64
-	for _, sc := range snap.Scales {
-		out += sc.Outstanding
-	}
 	// (waterfill 3; random 3, 2; waterfill 1, 1, held 1; coalesced 2 + 1, 1 + 2)
-	if want := int64(3 + 3 + 2 + 1 + 1 + 1 + 2 + 1 + 1 + 2); snap.Counters.Dispatched != want || out != want {
-		t.Errorf("dispatched %d, outstanding %d, want %d each", snap.Counters.Dispatched, out, want)
-	}
+	p.expectCounted(3 + 3 + 2 + 1 + 1 + 1 + 2 + 1 + 1 + 2)
 }
 
 // TestTickWaitsForRandoms: a tick of a pool whose strategy draws, sent

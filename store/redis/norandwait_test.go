@@ -66,13 +66,25 @@ func TestNoRandResentWhenWaitFallsShort(t *testing.T) {
 			l.link.Release()
 		}
 	}
+	// behind has st learn waterfill, another Store change the strategy
+	// to s, and the replica fall behind, to catch up as the first call
+	// with random numbers goes if release; it returns st's batch.
+	behind := func(s dispatch.Strategy, release bool) dispatch.DispatchRequest {
+		t.Helper()
+		req := learn(dispatch.Waterfill)
+		p.setStrategy(s)
+		p.log.take()
+		l.link.Hold()
+		if release {
+			p.log.onSent(releaseOnRand)
+		}
+		resetStats(t, c)
+		return req
+	}
 	const perOrder = randPerOrder
 
 	// alone, the replica held back throughout
-	learn(dispatch.Waterfill)
-	p.setStrategy(dispatch.Random)
-	p.log.take()
-	l.link.Hold()
+	behind(dispatch.Random, false)
 	held := p.batch(3, 2, 0, 3)
 	_, _, err := st.Dispatch(ctx, held)
 	expectShort("alone, replica behind", err, held.BatchID)
@@ -87,12 +99,7 @@ func TestNoRandResentWhenWaitFallsShort(t *testing.T) {
 	p.log.take()
 
 	// alone, the replica released before the second call
-	learn(dispatch.Waterfill)
-	p.setStrategy(dispatch.Random)
-	p.log.take()
-	l.link.Hold()
-	p.log.onSent(releaseOnRand)
-	resetStats(t, c)
+	behind(dispatch.Random, true)
 	if b, _, err := st.Dispatch(ctx, p.batch(2, 1, 1)); err != nil || dispatched(b) != "B B" {
 		t.Errorf("alone, replica caught up before the second call: Scales %q, %v; want %q", dispatched(b), err, "B B")
 	}
@@ -101,12 +108,7 @@ func TestNoRandResentWhenWaitFallsShort(t *testing.T) {
 	expectWaits("alone, replica caught up before the second call", 1)
 
 	// coalesced, every batch refused (the first stops the call)
-	learn(dispatch.Waterfill)
-	p.setStrategy(dispatch.Random)
-	p.log.take()
-	l.link.Hold()
-	p.log.onSent(releaseOnRand)
-	resetStats(t, c)
+	behind(dispatch.Random, true)
 	rs := st.DispatchMany(ctx, []dispatch.DispatchRequest{p.batch(1, 3), p.batch(2, 1, 2)})
 	p.log.onSent(nil)
 	if rs[0].Err != nil || rs[1].Err != nil || dispatched(rs[0].Batch)+" "+dispatched(rs[1].Batch) != "D B C" {
@@ -116,11 +118,7 @@ func TestNoRandResentWhenWaitFallsShort(t *testing.T) {
 	expectWaits("coalesced, every batch refused", 1)
 
 	// coalesced behind a replay
-	ran := learn(dispatch.Waterfill)
-	p.setStrategy(dispatch.PowerOfTwo)
-	p.log.take()
-	l.link.Hold()
-	p.log.onSent(releaseOnRand)
+	ran := behind(dispatch.PowerOfTwo, true)
 	reqs := []dispatch.DispatchRequest{ran, p.batch(2, 3, 3), p.batch(1, 0)}
 	rs = st.DispatchMany(ctx, reqs)
 	p.log.onSent(nil)
@@ -133,17 +131,7 @@ func TestNoRandResentWhenWaitFallsShort(t *testing.T) {
 		}
 	}
 
-	snap, err := st.Snapshot(ctx, "p", 10, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out int64
-	for _, sc := range snap.Scales {
-		out += sc.Outstanding
-	}
 	// (waterfill 1, random 3; waterfill 1, random 2; waterfill 1, random
 	// 1 + 2; waterfill 1, power-of-two 2 + 1)
-	if want := int64(1 + 3 + 1 + 2 + 1 + 1 + 2 + 1 + 2 + 1); snap.Counters.Dispatched != want || out != want {
-		t.Errorf("dispatched %d, outstanding %d, want %d each", snap.Counters.Dispatched, out, want)
-	}
+	p.expectCounted(1 + 3 + 1 + 2 + 1 + 1 + 2 + 1 + 2 + 1)
 }
