@@ -12,7 +12,20 @@ import (
 // time the API returns.
 const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 
-func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+func formatTime(t time.Time) string { return string(appendTime(nil, t)) }
+
+// appendTime appends t in UTC as timeFormat lays it out. The time package
+// formats time.RFC3339 by a fast path and any other layout by reading the
+// layout again on every call, about 2,000 instructions, a twentieth of a
+// replica's own work on a single-order dispatch; so the seconds take the
+// fast path (in UTC it ends in "Z") and the milliseconds are put before that
+// "Z". TestAppendTime holds it to Format(timeFormat).
+func appendTime(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	dst = t.AppendFormat(dst, time.RFC3339)
+	ms := t.Nanosecond() / int(time.Millisecond)
+	return append(dst[:len(dst)-1], '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
+}
 
 // writeJSON answers v as application/json with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {

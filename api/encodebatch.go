@@ -27,7 +27,7 @@ func appendBatch(dst []byte, b dispatch.Batch) []byte {
 	dst = append(dst, `,"strategy":`...)
 	dst = appendJSONString(dst, string(b.Strategy))
 	dst = append(dst, `,"createdAt":"`...)
-	dst = b.CreatedAt.UTC().AppendFormat(dst, timeFormat)
+	dst = appendTime(dst, b.CreatedAt)
 	dst = append(dst, `","assignments":[`...)
 	for i, a := range b.Assignments {
 		if i > 0 {

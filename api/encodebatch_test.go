@@ -36,8 +36,45 @@ func toBatch(b dispatch.Batch) batchJSON {
 		BatchID:     b.ID,
 		Pool:        b.Pool,
 		Strategy:    string(b.Strategy),
-		CreatedAt:   formatTime(b.CreatedAt),
+		CreatedAt:   b.CreatedAt.UTC().Format(timeFormat),
 		Assignments: as,
+	}
+}
+
+// TestAppendTime holds appendTime, and so formatTime, to Format(timeFormat)
+// for milliseconds with and without zeros, nanoseconds below them, times in
+// other zones, and the years at the ends of four digits and beyond.
+func TestAppendTime(t *testing.T) {
+	east := time.FixedZone("east", 5*3600+30*60)
+	times := []time.Time{
+		time.Date(2026, 12, 2, 11, 32, 19, 560_000_000, time.UTC),
+		time.Date(2026, 12, 2, 11, 32, 19, 0, time.UTC),
+		time.Date(2026, 12, 2, 11, 32, 19, 999_999_999, time.UTC),
+		time.Date(2026, 12, 2, 11, 32, 19, 1_000_000, time.UTC),
+		time.Date(2026, 12, 2, 11, 32, 19, 10_000_000, time.UTC),
+		time.Date(2026, 12, 2, 11, 32, 19, 100_000_000, time.UTC),
+		time.Date(2026, 12, 2, 11, 32, 19, 999_999, time.UTC),
+		time.Date(2026, 1, 1, 2, 0, 0, 123_456_789, east),
+		time.Date(2026, 1, 1, 2, 0, 0, 7_000_000, time.Local),
+		time.Unix(0, 0),
+		time.UnixMilli(1<<41 + 7),
+		{},
+		time.Date(1, 1, 1, 0, 0, 0, 1_000_000, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999_000_000, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 5_000_000, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 5_000_000, time.UTC),
+	}
+	for i := range 1000 {
+		times = append(times, time.UnixMilli(int64(i)*7_919_993_117+int64(i%1000)).In(east))
+	}
+	for _, tm := range times {
+		want := tm.UTC().Format(timeFormat)
+		if got := string(appendTime([]byte("x"), tm)); got != "x"+want {
+			t.Errorf("appendTime(%v) = %q, want %q", tm, got, "x"+want)
+		}
+		if got := formatTime(tm); got != want {
+			t.Errorf("formatTime(%v) = %q, want %q", tm, got, want)
+		}
 	}
 }
 
