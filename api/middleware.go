@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -35,7 +34,15 @@ func (s *server) front(timeout time.Duration, stream func(*http.Request) bool) f
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			st := &reqState{}
+			d := timeout
+			if stream(r) {
+				d = 0
+			}
+			ctx := newReqContext(r.Context(), start, d)
+			if d > 0 {
+				defer ctx.end()
+			}
+			st := &ctx.st
 			if id := headerOf(r.Header, requestIDHeader); validRequestID(id) {
 				st.id = id
 			} else {
@@ -43,12 +50,6 @@ func (s *server) front(timeout time.Duration, stream func(*http.Request) bool) f
 			}
 			st.idHeader[0] = st.id
 			w.Header()[requestIDHeader] = st.idHeader[:]
-			ctx := context.WithValue(r.Context(), stateKey{}, st)
-			if !stream(r) {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, timeout)
-				defer cancel()
-			}
 			r = r.WithContext(ctx)
 			st.w.ResponseWriter = w
 			next.ServeHTTP(&st.w, r)

@@ -1,0 +1,141 @@
+package api
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// reqContext is the context front gives a request: net/http's context, the
+// request's reqState (the value of stateKey), and, but for a stream, a
+// deadline at the request's timeout.
+//
+// Its timer is made only when something waits on it. Done arms it: from
+// then on it answers as context.WithDeadline(parent, deadline) does, and
+// so do Err and Value once the deadline has passed. Until then Deadline
+// still bounds whatever reads it (a Redis call sets its socket's deadline
+// from it), and Err tells a passed deadline without a timer. On a
+// single-order request nothing waits on it unless the request queues for
+// its pool's Redis calls: the coalescer makes the call with a context of
+// its own. A timer per request (the timerCtx, the runtime's timer, a map of
+// children in net/http's context, and the cancel that undoes them) cost
+// several thousand instructions of a replica's ~115k per single-order
+// request.
+type reqContext struct {
+	parent   context.Context
+	st       reqState
+	deadline time.Time // zero for a stream: the parent's deadline, if any
+
+	mu    sync.Mutex
+	timed atomic.Pointer[timedContext] // set once, by arm
+	ended atomic.Bool                  // end was called before arm
+}
+
+// timedContext is what arm makes of a reqContext.
+type timedContext struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// newReqContext returns the context of a request whose context from
+// net/http is parent; timeout 0 sets no deadline (a stream's).
+func newReqContext(parent context.Context, start time.Time, timeout time.Duration) *reqContext {
+	c := &reqContext{parent: parent}
+	if timeout > 0 {
+		c.deadline = start.Add(timeout)
+	}
+	return c
+}
+
+// arm returns the context that Done waits on: the parent bounded by the
+// deadline, made on the first call.
+func (c *reqContext) arm() context.Context {
+	if t := c.timed.Load(); t != nil {
+		return t.ctx
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t := c.timed.Load(); t != nil {
+		return t.ctx
+	}
+	t := &timedContext{}
+	switch {
+	case c.ended.Load():
+		t.ctx, t.cancel = context.WithCancel(context.WithoutCancel(c.parent))
+		t.cancel()
+	case c.deadline.IsZero():
+		t.ctx, t.cancel = c.parent, func() {}
+	default:
+		t.ctx, t.cancel = context.WithDeadline(c.parent, c.deadline)
+	}
+	c.timed.Store(t)
+	return t.ctx
+}
+
+// end cancels a context with a deadline once its request is answered, as
+// the CancelFunc of context.WithDeadline does: an armed one is cancelled;
+// one never armed answers Canceled from then on, and is armed already
+// cancelled.
+func (c *reqContext) end() {
+	c.mu.Lock()
+	t := c.timed.Load()
+	if t == nil {
+		c.ended.Store(true)
+	}
+	c.mu.Unlock()
+	if t != nil {
+		t.cancel()
+	}
+}
+
+// passed reports whether the context has a deadline of its own and it has
+// passed.
+func (c *reqContext) passed() bool {
+	return !c.deadline.IsZero() && !time.Now().Before(c.deadline)
+}
+
+// Deadline returns the earlier of the parent's deadline and the context's
+// own.
+func (c *reqContext) Deadline() (time.Time, bool) {
+	d, ok := c.parent.Deadline()
+	if c.deadline.IsZero() || ok && d.Before(c.deadline) {
+		return d, ok
+	}
+	return c.deadline, true
+}
+
+// Done arms the context and returns its channel.
+func (c *reqContext) Done() <-chan struct{} { return c.arm().Done() }
+
+// Err returns the armed context's error; before it is armed, the parent's
+// error, Canceled once the request was answered, and DeadlineExceeded (by
+// arming it) once the deadline has passed.
+func (c *reqContext) Err() error {
+	if t := c.timed.Load(); t != nil {
+		return t.ctx.Err()
+	}
+	if err := c.parent.Err(); err != nil {
+		return err
+	}
+	if c.ended.Load() || c.passed() {
+		return c.arm().Err()
+	}
+	return nil
+}
+
+// Value returns the request's reqState for stateKey, and otherwise the
+// armed context's value (so that context.Cause and the contexts derived
+// from this one find its cancellation), or the parent's.
+func (c *reqContext) Value(key any) any {
+	if _, ok := key.(stateKey); ok {
+		return &c.st
+	}
+	if t := c.timed.Load(); t != nil {
+		return t.ctx.Value(key)
+	}
+	if c.ended.Load() || c.passed() {
+		return c.arm().Value(key)
+	}
+	return c.parent.Value(key)
+}
