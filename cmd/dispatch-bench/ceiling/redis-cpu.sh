@@ -26,7 +26,9 @@
 #      the CPU per order of every process, so b. also prints each
 #      variant's servers' own CPU per order (/proc/PID/stat, user + system
 #      of its two processes from the end of the warmup to the end of the
-#      run): the replicas' against the thin services'.
+#      run): the replicas' against the thin services' (b2), and the load
+#      tool's own CPU per order (b3), which a bigger answer raises: the
+#      three share the cores with Redis.
 #
 # Every variant has pools of its own, so two builds can share the Redis:
 # their Redis Functions libraries are named by a hash of their source.
@@ -114,6 +116,14 @@ cpuOf() {
   redisCPU
 }
 
+# childCPU FILE prints the CPU seconds (user + system) of the shell's
+# waited-for children that the times builtin wrote to FILE (run in the
+# shell itself: in a pipe or $(…) it would report a subshell's). Across one
+# load in the foreground that is the load tool's CPU.
+childCPU() {
+  awk 'NR == 2 {for (i = 1; i <= 2; i++) {split($i, t, /[ms]/); s += t[1] * 60 + t[2]}} END {printf "%.3f\n", s}' "$1"
+}
+
 # order ROUND WORD... prints the words, reversed in even rounds, so that
 # no variant always runs first.
 order() {
@@ -125,7 +135,8 @@ order() {
 
 # Rows of RAW: idle - - - CPU0 CPU1 SECONDS; cpu VARIANT BATCH ROUND CPU0
 # CPU1 ORDERS|REPORT; calls VARIANT BATCH ROUND CALLS COMMANDSTATS; rate
-# VARIANT BATCH ROUND REPORT.
+# VARIANT BATCH ROUND REPORT; srv VARIANT BATCH ROUND TICKS0 TICKS1 REPORT
+# HZ; tool VARIANT BATCH ROUND SECONDS0 SECONDS1 REPORT.
 # Every round dispatches into pools of its own, fresh (and the minimal
 # script's and the thin service's orders are dropped after each round), so
 # that no variant carries more orders than another. A second of each batch
@@ -201,10 +212,13 @@ for b in $BATCHES; do
       # the servers' CPU from the end of the warmup to the end of the run
       pids=PIDS_$v
       (sleep 1; ticks ${!pids} >"$OUT/ticks0") &
+      times >"$OUT/times0"
       load "$url" "$v-b$b-$round" "$b" "$ROUND_DUR" 1s "$f"
+      times >"$OUT/times1"
       wait $!
       echo -e "rate\t$v\t$b\t$round\t$f" >>"$RAW"
       echo -e "srv\t$v\t$b\t$round\t$(cat "$OUT/ticks0")\t$(ticks ${!pids})\t$f\t$HZ" >>"$RAW"
+      echo -e "tool\t$v\t$b\t$round\t$(childCPU "$OUT/times0")\t$(childCPU "$OUT/times1")\t$f" >>"$RAW"
     done
     R unlink "{thin:thin-b$b-$round}:orders" >/dev/null
   done
@@ -227,6 +241,8 @@ def value(r):
         return report(r[4])["ordersPerSec"]
     if r[0] == "srv":
         return (float(r[5]) - float(r[4])) / float(r[7]) / report(r[6])["window"]["orders"] * 1e6
+    if r[0] == "tool":
+        return (float(r[5]) - float(r[4])) / report(r[6])["total"]["orders"] * 1e6
     orders = float(r[6]) if r[6].isdigit() else report(r[6])["total"]["orders"]
     return (float(r[5]) - float(r[4])) / orders * 1e6
 
@@ -280,6 +296,10 @@ print()
 print("b2. the servers' own CPU per order in b.'s rounds (user + system of the two processes, /proc/PID/stat,")
 print("    from the end of the warmup to the end of the run, over the run's orders; clock ticks of 1/HZ s)")
 ratio_table("srv", "thin", "servers µs/order", "thin service", "%.1f", "×")
+print()
+print("b3. the load tool's own CPU per order in b.'s rounds (user + system of dispatch-bench run, warmup")
+print("    included, over all the orders it sent): what a bigger answer costs the client")
+ratio_table("tool", "thin", "load tool µs/order", "thin service", "%.1f", "×")
 if "before" in variants:
     print()
     print("c. the service over the before build, round by round (Redis µs/order; orders/s)")
@@ -301,7 +321,7 @@ for b in batches:
         print("  batch %s %s: %s" % (b, v, ", ".join("%s %.2f" % kv for kv in cmds if kv[1] >= 0.005)))
 print()
 print("per round:")
-for kind, f in (("cpu", "%.1f"), ("rate", "%.0f"), ("srv", "%.1f")):
+for kind, f in (("cpu", "%.1f"), ("rate", "%.0f"), ("srv", "%.1f"), ("tool", "%.1f")):
     for b in batches:
         for v in variants + (["thin", "minimal"] if kind == "cpu" else ["thin"]):
             print("  %s batch %s %s: %s" % (kind, b, v, " ".join(f % x for x in vals(kind, v, b))))
