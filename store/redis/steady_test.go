@@ -162,7 +162,10 @@ func measureBatches(t *testing.T, n int, keyed bool) (per, perKeys, batch, call 
 // 2 s. (The batches a window holds, not the run's rate: on a loaded
 // machine the load falls behind and catches up, and memory follows; at a
 // load average of 24 the level at 2/3 of a run read 1.09 MB and at its end
-// 1.82 MB against 1.47 MB by the run's average rate.) It reports what
+// 1.82 MB against 1.47 MB by the run's average rate; and once the load
+// has fallen behind and caught up, memory lags the window, so a run whose
+// windows did not hold the rate is run again, up to three times in all:
+// storetest.RunSteadyHeld.) It reports what
 // each kind of record costs, and holds an Idempotency-Key to 122 bytes
 // beyond its batch by the keys' MEMORY USAGE (108 B at 89491b7). By
 // used_memory the limit was 130 (its goal was 120 while a batch without a
@@ -175,13 +178,13 @@ func TestSteadyMemory(t *testing.T) {
 	// A batch record stays at least the call's deadline and 5 s (resend.go):
 	// with a deadline of 1 s, the window of 6 s.
 	const window, run, callTimeout = 6 * time.Second, 18 * time.Second, time.Second
-	srv := redistest.Start(t)
-	c := newClient(t, srv)
-	svc := dispatch.NewService(redis.New(c, redis.Options{Retention: window}),
-		dispatch.Config{IdempotencyTTL: window})
-	res := storetest.RunSteady(t, svc, "steady", storetest.Steady{
+	// (on a new redis-server for each run of the load)
+	res := storetest.RunSteadyHeld(t, 3, window, storetest.Steady{
 		Rate: 100, BatchSize: 10, Duration: run, CallTimeout: callTimeout,
-		Measure: func() int64 { return usedMemoryNow(t, c) },
+	}, func() (*dispatch.Service, func() int64) {
+		c := newClient(t, redistest.Start(t))
+		return dispatch.NewService(redis.New(c, redis.Options{Retention: window}), dispatch.Config{IdempotencyTTL: window}),
+			func() int64 { return usedMemoryNow(t, c) }
 	})
 	unit := measureRecordBytes(t, 2000)
 	t.Logf("batch of 10 orders, dispatched and completed: %.0f B without a key, %.0f B with one", unit.plain, unit.keyed)
