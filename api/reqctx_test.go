@@ -66,7 +66,10 @@ func TestReqContextDeadline(t *testing.T) {
 	default:
 		t.Error("Done open past the deadline after Err said so")
 	}
-	if err := context.Cause(newReqContext(parent, time.Now().Add(-time.Second), timeout)); !errors.Is(err, context.DeadlineExceeded) {
+	// under a parent that can be cancelled, as net/http's context is
+	live, cancelLive := context.WithCancel(parent)
+	defer cancelLive()
+	if err := context.Cause(newReqContext(live, time.Now().Add(-time.Second), timeout)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Cause() = %v past the deadline, never waited on, want DeadlineExceeded", err)
 	}
 
