@@ -86,12 +86,11 @@
 //	       :<tag><strategy>|createdAt|orders|first orderId (createdAt
 //	       hexadecimal), its assignments beside it ("|p" and the ref:
 //	       orderId,compId,…) as long as the ref
-//	own    tail  tailChunk|lowChunk|prev[.w]|entry,entry,…,
+//	own    tail  tailChunk|lowChunk|prev|entry,entry,…,
 //	       chunk prev|next|entry,entry,…,
 //	       (hexadecimal; an entry is an order id or, for a batch named
 //	       after its first order, ~ref.k, a token for its k orders on
-//	       that Scale (layout 8); w the orders the tail's tokens stood
-//	       for; lua/own.lua)
+//	       that Scale (layout 8); lua/own.lua)
 //	key    batchId and the fingerprint's 8-byte hash (an Idempotency-Key)
 //
 // A pool's records share one hash, orders (layout 6): an order under its

@@ -39,15 +39,14 @@ const (
 	// the request's fingerprint (idem.go), held while the batch it names
 	// is; and the own index, each Scale's assigned orders, oldest first,
 	// in chunks (for DeleteScale with force, Reassign and
-	// ListScaleOrders): fieldOwn+compId → "tailChunk|lowChunk|prev[.w]|e,e,…,"
+	// ListScaleOrders): fieldOwn+compId → "tailChunk|lowChunk|prev|e,e,…,"
 	// the tail, fieldOwn+"compId chunk" → "prev|next|e,e,…," the sealed
 	// chunks below it, linked through the chunks before and after that
 	// hold orders ('' for the next number); an entry e is an order id or,
 	// for a batch named after its first order, one token "~ref.k" per
-	// Scale for its k orders there (layout 8), w the orders the tail's
-	// tokens stood for; a tail of 256 bytes of entries, or whose tokens
-	// stood for 256 orders, is sealed before the next entry joins it
-	// (lua/own.lua).
+	// Scale for its k orders there (layout 8); a tail of 256 bytes of
+	// entries is sealed before the next id joins it, and one of 256 bytes
+	// with its header before the next token joins it (lua/own.lua).
 	keyOrders = "orders"
 	// keyOexp LIST: "expiresMs|orderId", orders as they complete or cancel.
 	keyOexp = "oexp"

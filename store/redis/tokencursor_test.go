@@ -13,13 +13,14 @@ import (
 )
 
 // TestOwnTokenCursorOrderLeft pages through a Scale whose orders are
-// tokens of batches named after their first order (a sealed chunk of 300
-// orders, then the tail), and between pages the cursor's order (the last one listed)
+// tokens of batches named after their first order (a sealed chunk of some
+// 40 tokens, about 170 orders, then the tail with a token of 150), and
+// between pages the cursor's order (the last one listed)
 // completes, fails over to the other Scale or is cancelled. Each page must
 // list what store/memory lists: the orders after the cursor's, none twice
 // and none lost. (Before, a cursor whose order had left its chunk resumed
-// at the chunk's start, and a chunk of tokens stands for up to 256 orders
-// and a batch: a page of 30 listed its chunk's first orders again.)
+// at the chunk's start, and a chunk of tokens stands for many orders: a
+// page of 30 listed its chunk's first orders again.)
 func TestOwnTokenCursorOrderLeft(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, redistest.Start(t))
@@ -31,7 +32,11 @@ func TestOwnTokenCursorOrderLeft(t *testing.T) {
 		healthPool(t, st, t0, dispatch.PoolSpec{}, "A", "B")
 	}
 	seq := 0
-	for _, n := range []int{100, 100, 100, 300, 60} {
+	sizes := []int{300, 60}
+	for range 50 { // (a tail is sealed at 256 bytes: some 42 tokens)
+		sizes = append([]int{8}, sizes...)
+	}
+	for _, n := range sizes {
 		req := dispatch.DispatchRequest{Pool: "p", Now: t0, MaxCost: dispatch.DefaultMaxCost}
 		for range n {
 			seq++

@@ -11,10 +11,11 @@
 -- batch that has never moved) or its own id. A dispatch of such a batch
 -- then costs the index one entry per Scale, not one per order.
 --
--- Field tailField(compId) holds the tail, "ct|cl|p[.w]|e,e,…,": ct the
+-- Field tailField(compId) holds the tail, "ct|cl|p|e,e,…,": ct the
 -- number of the tail chunk, cl the lowest chunk that holds an order, p the
--- chunk before the tail, w how many orders the tail's tokens stood for
--- when they joined it (all hexadecimal; no '.w' for none). Field
+-- chunk before the tail (all hexadecimal). (A tail written before own24
+-- may carry ".w" after p, the orders its tokens stood for: it is read and
+-- ignored, and goes when a drop rewrites the tail or it is sealed.) Field
 -- ownField(compId, chunk), OFIELD .. "compId chunk", holds a sealed
 -- chunk below the tail, "p|n|e,e,…,", with p and n the chunks before and
 -- after it; it goes when it empties. The sealed chunks that hold orders
@@ -23,13 +24,18 @@
 -- Scale with one order outstanding for good while millions pass). A
 -- pointer to the next number (p = chunk-1, n = chunk+1, the usual case) is
 -- written '', and so is one of a lowest chunk, which has none before it.
--- A tail of OWN bytes of entries or more, or whose tokens stood for OWN
--- orders or more, is sealed before the next entry joins it (before the
--- next id, on its bytes alone), so that appending to it stays cheap and a
--- chunk stands for fewer than OWN orders of tokens plus a batch's and
--- OWN / 2 ids. A dispatch touches only the tail: one read and
--- one write per Scale. An index that empties goes, and the Scale's chunks
--- count from 0 again.
+-- A tail of OWN bytes of entries or more is sealed before the next id
+-- joins it, and a tail whose value (its header too) is OWN bytes or more
+-- before the next token joins it, so that appending to it stays cheap: a
+-- chunk holds fewer than OWN / 2 ids and OWN / 5 tokens before its last
+-- entry (a token, "~ref.k," of 5 bytes or more, stands for the orders of
+-- one batch on that Scale). A token joins a tail as one concatenation,
+-- with no parse: the tail's header does not change (until own24 it
+-- carried w, the orders its tokens stood for, which sealed it at OWN
+-- orders too and was parsed and rebuilt at every token, 0.8k
+-- instructions per order of a batch of 100 over 16 Scales). A dispatch
+-- touches only the tail: one read and one write per Scale. An index that
+-- empties goes, and the Scale's chunks count from 0 again.
 local OWN = 256
 
 -- The own index lives in K.orders (layout 6), in fields that begin with
@@ -53,12 +59,12 @@ local function encPtr(v, def, cl)
   return hex(v)
 end
 
--- ownTail reads a tail (nil: none yet): ct, cl, p, the entries and w.
+-- ownTail reads a tail (nil: none yet): ct, cl, p and the entries.
 local function ownTail(v)
-  if not v then return 0, 0, -1, '', 0 end
-  local ct, cl, p, w, ids = string.match(v, '^(%x+)|(%x+)|(%x*)%.?(%x*)|(.*)$')
+  if not v then return 0, 0, -1, '' end
+  local ct, cl, p, ids = string.match(v, '^(%x+)|(%x+)|(%x*)%.?%x*|(.*)$')
   ct, cl = tonumber(ct, 16), tonumber(cl, 16)
-  return ct, cl, ptr(p, ct - 1), ids, tonumber(w, 16) or 0
+  return ct, cl, ptr(p, ct - 1), ids
 end
 
 -- sealedOf reads sealed chunk x: p, n and the entries.
@@ -101,17 +107,15 @@ local function ownAt(o)
   return tonumber(c, 16)
 end
 
--- putTail writes Scale comp's tail, or removes it when the index is empty;
--- w counts for nothing once its entries are gone. With pend, a tail that
--- stays is not written: putTail returns its field and value.
-local function putTail(comp, ct, cl, p, ids, w, pend)
+-- putTail writes Scale comp's tail, or removes it when the index is empty.
+-- With pend, a tail that stays is not written: putTail returns its field
+-- and value.
+local function putTail(comp, ct, cl, p, ids, pend)
   if ids == '' and cl == ct then
     redis.call('HDEL', K.orders, tailField(comp))
     return
   end
-  local pw = encPtr(p, ct - 1, cl)
-  if w > 0 and ids ~= '' then pw = pw .. '.' .. hex(w) end
-  local v = hex(ct) .. '|' .. hex(cl) .. '|' .. pw .. '|' .. ids
+  local v = hex(ct) .. '|' .. hex(cl) .. '|' .. encPtr(p, ct - 1, cl) .. '|' .. ids
   if pend then return tailField(comp), v end
   redis.call('HSET', K.orders, tailField(comp), v)
 end
@@ -124,9 +128,9 @@ end
 -- tail's field and value, which the caller writes with its own fields
 -- (release).
 local function ownDrop(comp, chunk, id, ref, pend)
-  local ct, cl, tp, ids, w = ownTail(redis.call('HGET', K.orders, tailField(comp)))
+  local ct, cl, tp, ids = ownTail(redis.call('HGET', K.orders, tailField(comp)))
   if chunk == ct then
-    return putTail(comp, ct, cl, tp, cut(ids, id, ref), w, pend)
+    return putTail(comp, ct, cl, tp, cut(ids, id, ref), pend)
   end
   local field = ownField(comp, chunk)
   local v = redis.call('HGET', K.orders, field)
@@ -157,7 +161,7 @@ local function ownDrop(comp, chunk, id, ref, pend)
   else
     tp = p
   end
-  putTail(comp, ct, cl, tp, ids, w)
+  putTail(comp, ct, cl, tp, ids)
 end
 
 -- entryOrders appends to ids and recs the orders that entry e of chunk x
@@ -368,8 +372,8 @@ local function release(id, o, c, st, now, ret)
   queuePush(K.oexp, {fmt(now + ret) .. '|' .. id})
 end
 
--- hexSmall is hex with a memo of the numbers below 2048 (a token's k and
--- w): string.format costs a dispatch of 100 orders over 16 Scales some
+-- hexSmall is hex with a memo of the numbers below 2048 (a token's k):
+-- string.format costs a dispatch of 100 orders over 16 Scales some
 -- 0.5k instructions per order in ownAppendTok alone.
 local hexSmall = (function()
   local memo = {}
@@ -383,7 +387,7 @@ local hexSmall = (function()
 end)()
 
 -- seal seals Scale comp's tail v, whose entries and then more (entries,
--- or '') fill its chunk: the chunk keeps v's p (without its w) and its
+-- or '') fill its chunk: the chunk keeps v's p (without a w) and its
 -- number, and the tail goes on in the next one. It returns the next
 -- chunk's number (hexadecimal), the new tail's header up to its p
 -- ("ct|cl|", with p '': the chunk just sealed), and the sealed chunk's
@@ -450,8 +454,9 @@ end
 -- ownAppendTok puts a batch named after its first order (ref its ref) at
 -- the tails of its Scales' own indexes: one token per Scale (first lists
 -- them in the order first picked, cur their records, read with taken),
--- "~ref.k" with k the orders it gave that Scale. A tail of OWN bytes, or
--- whose tokens stood for OWN orders, is sealed first. Returns the chunk
+-- "~ref.k" with k the orders it gave that Scale. A tail whose value is OWN
+-- bytes or more is sealed first; any other takes the token at its end, its
+-- header as read (only its chunk is read from it). Returns the chunk
 -- (hexadecimal) of each Scale's token, by compId, and the HSET field/value
 -- list for K.orders, which the caller writes. Its work is per Scale, not
 -- per order.
@@ -460,23 +465,21 @@ local function ownAppendTok(first, cur, ref)
   for j, id in ipairs(first) do tf[j] = tailField(id) end
   local tails = hmgetList(K.orders, tf)
   for j, id in ipairs(first) do
-    local v = tails[j] or '0|0||'
-    local chunk, cl, p, w, list = string.match(v, '^(%x+)|(%x+)|(%x*)%.?(%x*)|(.*)$')
-    w = tonumber(w, 16) or 0
-    if list == '' then
-      w = 0
-    elseif #list >= OWN or w >= OWN then
-      -- (the new tail keeps cl; its p is the chunk sealed)
-      local nc, _, sf, sv = seal(id, v, '')
-      local x = #kv
-      kv[x + 1], kv[x + 2] = sf, sv
-      chunk, p, w, list = nc, '', 0, ''
+    local v, c = tails[j], cur[id]
+    local e, chunk, x = '~' .. ref .. '.' .. hexSmall(c.out - c.out0) .. ',', '0', #kv
+    if not v then
+      v = '0|0||' .. e
+    elseif #v < OWN then
+      chunk = string.match(v, '^%x+')
+      v = v .. e
+    else
+      local h
+      chunk, h, kv[x + 1], kv[x + 2] = seal(id, v, '')
+      x = x + 2
+      v = h .. '|' .. e
     end
-    local c = cur[id]
-    local k = c.out - c.out0
     at[id] = chunk
-    kv[#kv + 1] = tf[j]
-    kv[#kv + 1] = chunk .. '|' .. cl .. '|' .. p .. '.' .. hexSmall(w + k) .. '|' .. list .. '~' .. ref .. '.' .. hexSmall(k) .. ','
+    kv[x + 1], kv[x + 2] = tf[j], v
   end
   return at, kv
 end
@@ -510,13 +513,12 @@ end
 -- (ownAppendOne): the call writes the pending tails before it
 -- (dispatch.lua), as holding a tail for one order costs more than it
 -- saves. A tail there is a list (positional, which Lua fills and reads
--- cheaper than named fields): {ct, v, bl, len, w, tok, ne, hp, new
--- entries…}: ct the tail chunk (hexadecimal), v the tail read (false:
--- none, or sealed since) whose entries start at bl, len the bytes of its
--- entries, w what its tokens stand for, tok whether a token joined it (w
--- then changes), ne the new entries, from index PE + 1, hp its header up
--- to p, "ct|cl|p". Every tail P holds has at least one new entry.
-local ownPend = {PE = 8}
+-- cheaper than named fields): {ct, v, bl, len, ne, hp, new entries…}: ct
+-- the tail chunk (hexadecimal), v the tail read (false: none, or sealed
+-- since) whose entries start at bl, len the bytes of its entries, ne the
+-- new entries, from index PE + 1, hp its header up to p, "ct|cl|p". Every
+-- tail P holds has at least one new entry.
+local ownPend = {PE = 6}
 
 -- ownPend.new returns the pending tails of a call: by compId, and in the
 -- order first read.
@@ -528,10 +530,10 @@ function ownPend.of(P, comp, v)
   local s = P.t[comp]
   if s then return s end
   if not v then
-    s = {'0', false, 0, 0, 0, false, 0, '0|0|'}
+    s = {'0', false, 0, 0, 0, '0|0|'}
   else
-    local hp, ct, w, bl = string.match(v, '^((%x+)|%x+|%x*)%.?(%x*)|()')
-    s = {ct, v, bl, #v - bl + 1, tonumber(w, 16) or 0, false, 0, hp}
+    local hp, ct, bl = string.match(v, '^((%x+)|%x+|%x*)%.?%x*|()')
+    s = {ct, v, bl, #v - bl + 1, 0, hp}
   end
   P.t[comp] = s
   P.order[#P.order + 1] = comp
@@ -556,12 +558,12 @@ end
 -- ownPend.seal seals Scale comp's tail s into its chunk with seal, its
 -- entries and the new ones, and holds the sealed chunk for flush.
 function ownPend.seal(P, comp, s)
-  local PE, ne, v = ownPend.PE, s[7], s[2]
+  local PE, ne, v = ownPend.PE, s[5], s[2]
   local list = v and string.sub(v, s[3]) or ''
   if ne > 0 then list = list .. table.concat(s, ',', PE + 1, PE + ne) .. ',' end
   local nc, h, x = nil, nil, #P.sealed
-  nc, h, P.sealed[x + 1], P.sealed[x + 2] = seal(comp, s[8] .. '|' .. list, '')
-  P.t[comp] = {nc, false, 0, 0, 0, false, 0, h}
+  nc, h, P.sealed[x + 1], P.sealed[x + 2] = seal(comp, s[6] .. '|' .. list, '')
+  P.t[comp] = {nc, false, 0, 0, 0, h}
   return P.t[comp]
 end
 
@@ -573,8 +575,8 @@ function ownPend.ids(P, comps, first, n, ids, io)
     local comp = comps[i]
     local s = T[comp]
     if s[4] >= OWN then s = ownPend.seal(P, comp, s) end
-    local oid, ne = ids[io + i], s[7] + 1
-    s[PE + ne], s[7], s[4] = oid, ne, s[4] + #oid + 1
+    local oid, ne = ids[io + i], s[5] + 1
+    s[PE + ne], s[5], s[4] = oid, ne, s[4] + #oid + 1
     chunkOf[i] = s[1]
   end
   return chunkOf
@@ -587,35 +589,27 @@ function ownPend.tok(P, first, cur, ref)
   local T, PE, at = P.t, ownPend.PE, {}
   for _, id in ipairs(first) do
     local s = T[id]
-    local len, w = s[4], s[5]
-    if len == 0 then
-      w = 0
-    elseif len >= OWN or w >= OWN then
-      s, len, w = ownPend.seal(P, id, s), 0, 0
-    end
+    -- (the tail's value: its header, as read or made, and its entries)
+    if s[4] + (s[2] and s[3] - 1 or #s[6] + 1) >= OWN then s = ownPend.seal(P, id, s) end
     local c = cur[id]
-    local k = c.out - c.out0
-    local e, ne = '~' .. ref .. '.' .. hexSmall(k), s[7] + 1
-    s[PE + ne], s[7], s[4], s[5], s[6] = e, ne, len + #e + 1, w + k, true
+    local e, ne = '~' .. ref .. '.' .. hexSmall(c.out - c.out0), s[5] + 1
+    s[PE + ne], s[5], s[4] = e, ne, s[4] + #e + 1
     at[id] = s[1]
   end
   return at
 end
 
 -- ownPend.flush writes the tails of call P and the chunks it sealed, in
--- one HSET: a tail that no token joined keeps its header as read (its w
--- too), and one that a token joined has w written.
+-- one HSET: a tail read keeps its header as read.
 function ownPend.flush(P)
   local kv, T, PE = P.sealed, P.t, ownPend.PE
   for _, comp in ipairs(P.order) do
     local s = T[comp]
-    local v, ne = s[2], s[7]
-    local entries = table.concat(s, ',', PE + 1, PE + ne)
-    if v and not s[6] then
+    local v, entries = s[2], table.concat(s, ',', PE + 1, PE + s[5])
+    if v then
       v = v .. entries .. ','
     else
-      local w = s[6] and '.' .. hexSmall(s[5]) or ''
-      v = s[8] .. w .. '|' .. (v and string.sub(v, s[3]) or '') .. entries .. ','
+      v = s[6] .. '|' .. entries .. ','
     end
     kv[#kv + 1] = tailField(comp)
     kv[#kv + 1] = v
@@ -635,7 +629,7 @@ local function ownFront(comp, max)
   local ids, recs, gone = {}, {}, {}
   local tv = redis.call('HGET', K.orders, tailField(comp))
   if not tv or max <= 0 then return ids, recs, function() end end
-  local ct, cl, tp, tids, tw = ownTail(tv)
+  local ct, cl, tp, tids = ownTail(tv)
   -- take takes up to max orders in all from list, the entries of chunk x,
   -- and returns what is left of it.
   local function take(x, list)
@@ -677,9 +671,9 @@ local function ownFront(comp, max)
     if part then
       -- (its pointer back now lies below the lowest chunk: written '')
       redis.call('HSET', K.orders, ownField(comp, part.chunk), encSealed(part.chunk, part.p, part.n, part.chunk, part.rest))
-      return putTail(comp, ct, part.chunk, tp, tids, tw)
+      return putTail(comp, ct, part.chunk, tp, tids)
     end
     -- every chunk below the one reached emptied: it is the lowest now
-    putTail(comp, ct, math.min(chunk, ct), tp, trest, tw)
+    putTail(comp, ct, math.min(chunk, ct), tp, trest)
   end
 end
