@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -382,5 +383,91 @@ func TestOwnTokenIDsLikeScales(t *testing.T) {
 		if got, _ := listScale(t, st, s, 2, t0); !slices.Equal(got, want[s]) {
 			t.Errorf("%s lists %v, want %v", s, got, want[s])
 		}
+	}
+}
+
+// TestOwnTailOldW starts from tails as builds before own24 wrote them,
+// with ".w" (the orders their tokens stood for) after p, and goes on with
+// this build: a token joins such a tail as read, one call of one batch
+// (ownAppendTok) and one of two (ownPend) alike; the orders list in order;
+// a drop rewrites the tail without the ".w", and a tail that fills is
+// sealed without it. Then the whole index is as this build writes it.
+func TestOwnTailOldW(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, redistest.Start(t))
+	st := redis.New(c, redis.Options{Retention: time.Hour})
+	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	healthPool(t, st, t0, dispatch.PoolSpec{}, "A")
+	seq := 0
+	batch := func(n int) []string {
+		var ids []string
+		for range n {
+			seq++
+			ids = append(ids, fmt.Sprintf("w%03d", seq))
+		}
+		return ids
+	}
+	want := batch(3) // A's orders, oldest first
+	namedBatch(t, st, t0, want...)
+	// (as an earlier build wrote it: w 3)
+	orders := poolKey("p", "orders")
+	if err := c.HSet(ctx, orders, "|oA", "0|0|.3|~1.3,").Err(); err != nil {
+		t.Fatal(err)
+	}
+	more := batch(2)
+	namedBatch(t, st, t0, more...)
+	want = append(want, more...)
+	if own := ownFields(t, c, "p"); own["A"] != "0|0|.3|~1.3,~2.2," {
+		t.Fatalf("a token after an old tail: %q", own["A"])
+	}
+	// two batches in one call (ownPend reads the old tail)
+	if err := c.HSet(ctx, orders, "|oA", "0|0|.5|~1.3,~2.2,").Err(); err != nil {
+		t.Fatal(err)
+	}
+	var reqs []dispatch.DispatchRequest
+	for range 2 {
+		req := dispatch.DispatchRequest{Pool: "p", Now: t0, MaxCost: dispatch.DefaultMaxCost}
+		for _, id := range batch(2) {
+			req.Orders = append(req.Orders, dispatch.OrderInput{ID: id})
+			want = append(want, id)
+		}
+		req.BatchID = st.BatchID(req)
+		reqs = append(reqs, req)
+	}
+	for _, r := range st.DispatchMany(ctx, reqs) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	if own := ownFields(t, c, "p"); own["A"] != "0|0|.5|~1.3,~2.2,~3.2,~4.2," {
+		t.Fatalf("two tokens in one call after an old tail: %q", own["A"])
+	}
+	if got, _ := listScale(t, st, "A", 3, t0); !slices.Equal(got, want) {
+		t.Fatalf("A lists %v, want %v", got, want)
+	}
+	// a drop rewrites the tail: no ".w"
+	if _, _, err := st.Complete(ctx, "p", []dispatch.Completion{{OrderID: want[0]}}, t0); err != nil {
+		t.Fatal(err)
+	}
+	want = want[1:]
+	if own := ownFields(t, c, "p"); own["A"] != "0|0||~1.2,~2.2,~3.2,~4.2," {
+		t.Fatalf("the tail after a drop: %q", own["A"])
+	}
+	// an old tail that fills is sealed without its ".w"
+	if err := c.HSet(ctx, orders, "|oA", "0|0|.9|~1.2,~2.2,~3.2,~4.2,").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for range 60 {
+		ids := batch(1 + seq%3)
+		namedBatch(t, st, t0, ids...)
+		want = append(want, ids...)
+	}
+	own := ownFields(t, c, "p")
+	if s := own["A 0"]; !strings.HasPrefix(s, "||~1.2,~2.2,~3.2,~4.2,") {
+		t.Fatalf("the old tail sealed: %q", s)
+	}
+	checkOwnIndex(t, c, st, "p")
+	if got, _ := listScale(t, st, "A", 7, t0); !slices.Equal(got, want) {
+		t.Fatalf("A lists %d orders, want %d in order", len(got), len(want))
 	}
 }
