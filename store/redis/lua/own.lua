@@ -247,7 +247,12 @@ local function ownChunks(comp, from, f)
   local function orders(x, list)
     return function(g, ref, after)
       local l = list
-      if ref then
+      if ref == '' then
+        -- (the entries after order after's own id, which is there once)
+        local p = string.find(',' .. l, ',' .. after .. ',', 1, true)
+        if not p then return false end
+        l, after = string.sub(l, p + #after + 1), nil
+      elseif ref then
         local p = string.find(',' .. l, ',~' .. ref .. '.', 1, true)
         if not p then return false end
         l = string.sub(l, p)

@@ -57,8 +57,11 @@ function ENTRY.scaleOrders(A)
       skipping = true
     end
     if skipping and cx == chunk then
-      if each(take) then return true end
-      if not skipping then return end
+      -- its own id there: the entries after it, unread before it
+      skipping = false
+      local done = each(take, '', skip)
+      if done ~= false then return done end
+      skipping = true
     end
     if skipping then
       -- The cursor's order has left the chunk. If its batch's token is
