@@ -123,12 +123,19 @@ func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, p
 		if last := strings.LastIndex(strings.TrimSuffix(list, ","), ","); last >= 256 {
 			t.Errorf("own index of %s: chunk %s holds %d bytes before its last entry: %q", comp, chunk, last+1, list)
 		}
-		for _, e := range strings.Split(strings.TrimSuffix(list, ","), ",") {
+		entries := strings.Split(strings.TrimSuffix(list, ","), ",")
+		for ei, e := range entries {
 			// an order's id, or a token "~ref.k" of k orders of a batch
 			ids, ref, k := []string{e}, "", int64(1)
 			if tok, ok := strings.CutPrefix(e, "~"); ok {
 				r, ks, _ := strings.Cut(tok, ".")
 				ref, k = r, ptr(ks, 0)
+				// A token of 16 orders or more (OWNK; its k only falls
+				// as its orders leave) sealed its tail as it joined: it
+				// is the last entry of a sealed chunk.
+				if k >= 16 && (!isSealed || ei != len(entries)-1) {
+					t.Errorf("own index of %s: token %s of %d orders is not the last entry of a sealed chunk: chunk %s %q", comp, e, k, chunk, list)
+				}
 				pairs, err := c.HGet(ctx, orders, "|p"+ref).Result()
 				if err != nil || k <= 0 {
 					t.Fatalf("own index of %s: token %s of assignments %q: %v", comp, e, pairs, err)

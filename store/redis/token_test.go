@@ -233,8 +233,9 @@ func TestOwnTokenLapse(t *testing.T) {
 		batch = append(batch, fmt.Sprintf("l%02d", i))
 	}
 	namedBatch(t, st, t0, batch...)
-	if own := ownFields(t, c, "p"); own["C"] != "0|0||~1.1e," {
-		t.Fatalf("own index of C: %q, want one token of 30", own["C"])
+	// (a token of 16 orders or more seals its tail as it joins: OWNK)
+	if own := ownFields(t, c, "p"); own["C 0"] != "||~1.1e," || own["C"] != "1|0||" {
+		t.Fatalf("own index of C: %q, want one token of 30, sealed", own)
 	}
 	t1 := t0.Add(900 * time.Millisecond)
 	for _, id := range []string{"A", "B"} {
@@ -269,10 +270,11 @@ func TestOwnTokenLapse(t *testing.T) {
 		if got, _ := listScale(t, st, "C", 3, t2); !slices.Equal(got, batch[len(moved):]) {
 			t.Fatalf("tick %d: C lists %v, want %v", tick, got, batch[len(moved):])
 		}
-		if own := ownFields(t, c, "p"); left > 0 && own["C"] != fmt.Sprintf("0|0||~1.%x,", left) {
-			t.Errorf("tick %d: own index of C: %q, want the token of %d", tick, own["C"], left)
-		} else if left == 0 && own["C"] != "" {
-			t.Errorf("own index of C after the last move: %q", own["C"])
+		own := ownFields(t, c, "p")
+		if left > 0 && (own["C 0"] != fmt.Sprintf("||~1.%x,", left) || own["C"] != "1|0||") {
+			t.Errorf("tick %d: own index of C: %q, want the token of %d", tick, own, left)
+		} else if left == 0 && (own["C"] != "" || own["C 0"] != "") {
+			t.Errorf("own index of C after the last move: %q", own)
 		}
 	}
 	for _, id := range []string{"A", "B"} {
@@ -306,8 +308,8 @@ func TestOwnTokenThousand(t *testing.T) {
 	namedBatch(t, st, t0, "n0", "n1", "n2")
 	namedBatch(t, st, t0, "s0")
 	own := ownFields(t, c, "p")
-	if len(own) != 1 || own["A"] != "0|0||~1.3e8,~2.3,s0," {
-		t.Errorf("own index of A: %q; want the tail with the token of 1,000, then ~2.3 and s0", own)
+	if len(own) != 2 || own["A 0"] != "||~1.3e8," || own["A"] != "1|0||~2.3,s0," {
+		t.Errorf("own index of A: %q; want the token of 1,000 sealed in chunk 0 (OWNK), then a tail of ~2.3 and s0", own)
 	}
 	checkOwnIndex(t, c, st, "p")
 	want := append(slices.Clone(big), "n0", "n1", "n2", "s0")
@@ -330,8 +332,8 @@ func TestOwnTokenThousand(t *testing.T) {
 	if _, _, err := st.Complete(ctx, "p", done, t0); err != nil {
 		t.Fatal(err)
 	}
-	if own := ownFields(t, c, "p"); own["A"] != "0|0||~1.1f4,~2.3,s0," {
-		t.Errorf("the token after half of its orders: %q, want ~1.1f4", own["A"])
+	if own := ownFields(t, c, "p"); own["A 0"] != "||~1.1f4," || own["A"] != "1|0||~2.3,s0," {
+		t.Errorf("the token after half of its orders: %q, want ~1.1f4", own)
 	}
 	checkOwnIndex(t, c, st, "p")
 	want = slices.DeleteFunc(want, func(o string) bool {

@@ -33,10 +33,24 @@
 -- with no parse: the tail's header does not change (until own24 it
 -- carried w, the orders its tokens stood for, which sealed it at OWN
 -- orders too and was parsed and rebuilt at every token, 0.8k
--- instructions per order of a batch of 100 over 16 Scales). A dispatch
+-- instructions per order of a batch of 100 over 16 Scales). A token of
+-- OWNK orders or more seals its tail as it joins (ownPend.OWNK, below), so
+-- that a chunk stands for a bounded number of orders. A dispatch
 -- touches only the tail: one read and one write per Scale. An index that
 -- empties goes, and the Scale's chunks count from 0 again.
 local OWN = 256
+
+-- ownPend.OWNK: a token of OWNK orders or more seals its tail as soon as it has
+-- joined it, so that a chunk stands for fewer than OWN / 5 tokens of fewer
+-- than OWNK orders each, plus one batch's orders on that Scale. A page
+-- whose cursor's order has left its chunk starts again at the chunk's
+-- start (scale_orders.lua), so this bounds the orders such a page lists
+-- again. The token's k is at hand as it joins: no tail is parsed for it.
+-- A batch of 100 over 16 Scales (k about 6) seals nothing this way; one of
+-- 1,000 over 16 seals each of its Scales' tails, one chunk field per Scale.
+-- (It is a field of ownPend, the pending tails of a call, described below:
+-- the library is near Lua's limit of locals.)
+local ownPend = {PE = 6, OWNK = 16}
 
 -- The own index lives in K.orders (layout 6), in fields that begin with
 -- OFIELD (the preamble's, keys.go): a Scale's tail in tailField, so that a
@@ -237,7 +251,7 @@ end
 -- order id (a cursor's order that has left the token), or returns false
 -- and calls g for none when the chunk holds no token of ref that was
 -- given order id. An entry is read only when g gets that far, and a chunk
--- stands for a bounded number of orders (OWN). It returns the tail's ct
+-- stands for a bounded number of orders (OWN, ownPend.OWNK). It returns the tail's ct
 -- and the sealed chunks it read, lowest first. A cursor's chunk that has emptied
 -- since is looked for among the next OWNPROBE (32) numbers, then by a walk
 -- from the lowest, which reads only chunks that hold orders.
@@ -471,7 +485,8 @@ local function ownAppendTok(first, cur, ref)
   local tails = hmgetList(K.orders, tf)
   for j, id in ipairs(first) do
     local v, c = tails[j], cur[id]
-    local e, chunk, x = '~' .. ref .. '.' .. hexSmall(c.out - c.out0) .. ',', '0', #kv
+    local k = c.out - c.out0
+    local e, chunk, x = '~' .. ref .. '.' .. hexSmall(k) .. ',', '0', #kv
     if not v then
       v = '0|0||' .. e
     elseif #v < OWN then
@@ -482,6 +497,13 @@ local function ownAppendTok(first, cur, ref)
       chunk, h, kv[x + 1], kv[x + 2] = seal(id, v, '')
       x = x + 2
       v = h .. '|' .. e
+    end
+    if k >= ownPend.OWNK then
+      -- (the token stays in chunk; the tail goes on, empty, in the next)
+      local _, h
+      _, h, kv[x + 1], kv[x + 2] = seal(id, v, '')
+      x = x + 2
+      v = h .. '|'
     end
     at[id] = chunk
     kv[x + 1], kv[x + 2] = tf[j], v
@@ -522,8 +544,8 @@ end
 -- the tail chunk (hexadecimal), v the tail read (false: none, or sealed
 -- since) whose entries start at bl, len the bytes of its entries, ne the
 -- new entries, from index PE + 1, hp its header up to p, "ct|cl|p". Every
--- tail P holds has at least one new entry.
-local ownPend = {PE = 6}
+-- tail P holds has at least one new entry, but one sealed after a token
+-- of OWNK orders (ownPend.tok). (ownPend is declared above, with OWNK.)
 
 -- ownPend.new returns the pending tails of a call: by compId, and in the
 -- order first read.
@@ -597,9 +619,11 @@ function ownPend.tok(P, first, cur, ref)
     -- (the tail's value: its header, as read or made, and its entries)
     if s[4] + (s[2] and s[3] - 1 or #s[6] + 1) >= OWN then s = ownPend.seal(P, id, s) end
     local c = cur[id]
-    local e, ne = '~' .. ref .. '.' .. hexSmall(c.out - c.out0), s[5] + 1
+    local k = c.out - c.out0
+    local e, ne = '~' .. ref .. '.' .. hexSmall(k), s[5] + 1
     s[PE + ne], s[5], s[4] = e, ne, s[4] + #e + 1
     at[id] = s[1]
+    if k >= ownPend.OWNK then ownPend.seal(P, id, s) end
   end
   return at
 end
@@ -610,11 +634,13 @@ function ownPend.flush(P)
   local kv, T, PE = P.sealed, P.t, ownPend.PE
   for _, comp in ipairs(P.order) do
     local s = T[comp]
-    local v, entries = s[2], table.concat(s, ',', PE + 1, PE + s[5])
+    local v, ne = s[2], s[5]
+    -- (a tail sealed after a token of OWNK orders may have no new entry)
+    local entries = ne > 0 and table.concat(s, ',', PE + 1, PE + ne) .. ',' or ''
     if v then
-      v = v .. entries .. ','
+      v = v .. entries
     else
-      v = s[6] .. '|' .. entries .. ','
+      v = s[6] .. '|' .. entries
     end
     kv[#kv + 1] = tailField(comp)
     kv[#kv + 1] = v

@@ -67,8 +67,9 @@ function ENTRY.scaleOrders(A)
       -- The cursor's order has left the chunk. If its batch's token is
       -- still there, the page goes on after the order's place in it (its
       -- record stays while its window lasts, and with it its ref), else
-      -- from the chunk's start: a chunk of tokens stands for up to OWN
-      -- orders and a batch's, a chunk of ids for OWN bytes of them.
+      -- from the chunk's start: a chunk holds fewer than OWN / 5 tokens
+      -- of fewer than OWNK orders each and one batch's (own.lua), a chunk
+      -- of ids OWN bytes of them.
       skipping = false
       if co and co.ref ~= '' then
         local done = each(take, co.ref, skip)
