@@ -150,15 +150,19 @@ func (s *server) observe(r *http.Request, st *reqState, status int, took time.Du
 	// look up its caller's program counter (runtime.Callers) for a source
 	// that no handler of this log shows: a quarter of the line's CPU.
 	rec := slog.NewRecord(time.Now(), level, "request", 0)
-	rec.AddAttrs(slog.String("method", r.Method), slog.String("route", route), slog.Int("status", status),
-		slog.Duration("duration", took), slog.String("request_id", st.id))
+	h, ok := s.lines.get(route, r.Method, status)
+	if !ok {
+		h = s.log.Handler()
+		rec.AddAttrs(lineAttrs(route, r.Method, status)...)
+	}
+	rec.AddAttrs(slog.Duration("duration", took), slog.String("request_id", st.id))
 	if name := st.info.tokenName(); name != "" {
 		rec.AddAttrs(slog.String("token", name))
 	}
 	if st.info.denied != "" {
 		rec.AddAttrs(slog.String("denied", st.info.denied))
 	}
-	_ = s.log.Handler().Handle(r.Context(), rec)
+	_ = h.Handle(r.Context(), rec)
 }
 
 // recoverPanics answers a panic as a 500 problem and logs it with its stack.

@@ -84,6 +84,7 @@ type server struct {
 	failClosed bool
 	metrics    *Metrics
 	log        *slog.Logger
+	lines      *lineHandlers // the access log's handlers (observe)
 	spec       []byte
 	version    string
 	mux        *chi.Mux
@@ -129,6 +130,7 @@ func New(svc *dispatch.Service, opts Options) http.Handler {
 		failClosed: opts.RateLimitFailClosed,
 		metrics:    opts.Metrics,
 		log:        opts.Logger,
+		lines:      &lineHandlers{base: opts.Logger.Handler()},
 		spec:       opts.Spec,
 		version:    opts.Version,
 		mux:        chi.NewRouter(),
