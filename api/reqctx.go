@@ -5,7 +5,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dispatcher/dispatcher/dispatch"
 )
+
+// reqContext is a dispatch.CancelWaiter.
+var _ dispatch.CancelWaiter = (*reqContext)(nil)
 
 // reqContext is the context front gives a request: net/http's context, the
 // request's reqState (the value of stateKey), and, but for a stream, a
@@ -16,12 +21,12 @@ import (
 // so does Err once the deadline has passed. Until then Deadline
 // still bounds whatever reads it (a Redis call sets its socket's deadline
 // from it), and Err tells a passed deadline without a timer. On a
-// single-order request nothing waits on it unless the request queues for
-// its pool's Redis calls: the coalescer makes the call with a context of
-// its own. A timer per request (the timerCtx, the runtime's timer, a map of
-// children in net/http's context, and the cancel that undoes them) cost
-// several thousand instructions of a replica's ~115k per single-order
-// request.
+// single-order request nothing waits on it: the coalescer makes the call
+// with a context of its own, and a request that queues for its pool's
+// Redis calls waits on CancelDone. A timer per request (the timerCtx, the
+// runtime's timer, a map of children in net/http's context, and the cancel
+// that undoes them) cost about 5,000 instructions of a replica's ~115k per
+// single-order request.
 type reqContext struct {
 	parent   context.Context
 	st       reqState
@@ -107,6 +112,19 @@ func (c *reqContext) Deadline() (time.Time, bool) {
 
 // Done arms the context and returns its channel.
 func (c *reqContext) Done() <-chan struct{} { return c.arm().Done() }
+
+// CancelDone returns a channel closed when the parent is done: what Done
+// waits for but the deadline, so it arms no timer (dispatch.CancelWaiter:
+// a request queued for its pool's calls waits on it, and its pool's queue
+// watches the deadlines with one timer). end, which comes only once the
+// request's handler has returned, does not close it; net/http cancels the
+// parent soon after. Once armed, it is the armed context's Done.
+func (c *reqContext) CancelDone() <-chan struct{} {
+	if t := c.timed.Load(); t != nil {
+		return t.ctx.Done()
+	}
+	return c.parent.Done()
+}
 
 // Err returns the armed context's error; before it is armed, the parent's
 // error, Canceled once the request was answered, and DeadlineExceeded (by

@@ -171,3 +171,37 @@ func TestFrontArmsNoTimer(t *testing.T) {
 		t.Errorf("Err() = %v once answered, want Canceled", err)
 	}
 }
+
+// TestReqContextCancelDone: CancelDone, what a request queued for its
+// pool's calls waits on (dispatch.CancelWaiter), arms nothing, stays open
+// past the deadline (which Err reports), and closes when the parent is
+// cancelled; once armed it is Done's channel.
+func TestReqContextCancelDone(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background())
+	c := newReqContext(parent, time.Now(), time.Millisecond)
+	ch := c.CancelDone()
+	time.Sleep(5 * time.Millisecond)
+	select {
+	case <-ch:
+		t.Fatal("CancelDone closed by the deadline")
+	default:
+	}
+	if c.timed.Load() != nil {
+		t.Fatal("armed by CancelDone")
+	}
+	if err := c.Err(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Err() past the deadline = %v, want DeadlineExceeded", err)
+	}
+	cancel()
+	<-ch
+
+	parent, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	c = newReqContext(parent, time.Now(), time.Hour)
+	if c.CancelDone() != parent.Done() {
+		t.Error("CancelDone is not the parent's Done before arming")
+	}
+	if done := c.Done(); c.CancelDone() != done {
+		t.Error("CancelDone is not Done's channel once armed")
+	}
+}
