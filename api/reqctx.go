@@ -126,17 +126,17 @@ func (c *reqContext) CancelDone() <-chan struct{} {
 	return c.parent.Done()
 }
 
-// Err returns the armed context's error; before it is armed, the parent's
-// error, Canceled once the request was answered, and DeadlineExceeded (by
-// arming it) once the deadline has passed.
+// Err returns the armed context's error, and arms it first once the parent
+// is done, the request was answered (Canceled) or the deadline has passed
+// (DeadlineExceeded); until then nil.
 func (c *reqContext) Err() error {
 	if t := c.timed.Load(); t != nil {
 		return t.ctx.Err()
 	}
-	if err := c.parent.Err(); err != nil {
-		return err
-	}
-	if c.ended.Load() || c.passed() {
+	// A cancelled parent arms it too: answered from the parent, Err could
+	// say Canceled while another goroutine arms it past its deadline, and
+	// DeadlineExceeded from then on.
+	if c.parent.Err() != nil || c.ended.Load() || c.passed() {
 		return c.arm().Err()
 	}
 	return nil
