@@ -166,12 +166,13 @@ end
 -- STRATEGIES says: its plan of the whole batch, or stAssign's picks. It
 -- returns the plan {comps, cur, first, eligDone}, eligDone set when the
 -- plan has updated elig itself (saveAssigned); or nil and an error reply,
--- having changed nothing. room is the pool's meta r.
-local function planAssign(strategy, n, dry, room, now, maxCost, rnd, hashKey)
+-- having changed nothing. room is the pool's meta r. P is the elig of a
+-- call of several batches (waterfill.lua's wfPend), nil for any other.
+local function planAssign(strategy, n, dry, room, now, maxCost, rnd, hashKey, P)
   local s = STRATEGIES[strategy]
   if not s then return nil, fail('STRATEGY', strategy) end
   if s.plan then
-    local plan, failed = s.plan(n, dry, room)
+    local plan, failed = s.plan(n, dry, room, P)
     if plan then plan.eligDone = true end
     return plan, failed
   end

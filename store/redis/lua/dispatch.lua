@@ -88,10 +88,11 @@ end
 
 -- settleFor settles the pool's due Scales at now (health.lua's
 -- settleCached): no order goes to a Scale whose lease has run out,
--- whether or not a tick has noticed.
+-- whether or not a tick has noticed. (A settling that has a due Scale
+-- to read writes the call's elig, cx.wf, first: health.lua's settleDue.)
 local function settleFor(cx, now)
   local done
-  done, cx.hd = settleCached(now, cx.hd)
+  done, cx.hd = settleCached(now, cx.hd, cx.wf)
   if done > 0 then
     -- settled changes are in meta (flushAgg); the call's own are not yet
     local m = redis.call('HMGET', K.meta, 'u', 'r')
@@ -173,6 +174,8 @@ local function dispatchBatch(A, o, c, cx)
     ownPend.flush(cx.own)
     cx.own = nil
   end
+  -- (and the call's elig, waterfill.lua's wfPend, which its pick reads)
+  if cx.wf and n == 1 then wfPend.flush(cx.wf) end
   local one, oneV
   if n == 1 and not dry and cx.r == 0 and cx.u > 0 and st and st.pickOne then
     one, oneV = st.pickOne()
@@ -250,7 +253,9 @@ local function dispatchBatch(A, o, c, cx)
   elseif oneV then
     return oneV -- (the pick's error)
   else
-    plan, failed = planAssign(strategy, n, dry, room, now, maxCost, rnd, hashKey)
+    -- (in a call of several batches elig waits too: waterfill.lua's wfPend)
+    if cx.many and n > 1 and not cx.wf then cx.wf = {} end
+    plan, failed = planAssign(strategy, n, dry, room, now, maxCost, rnd, hashKey, cx.wf)
     if not plan then return failed end
     comps, cur, first = plan.comps, plan.cur, plan.first
     c1 = comps[1]

@@ -36,7 +36,9 @@ function ENTRY.dispatchMany(A)
     out[j] = r
     o = o + 1 + c
   end
+  -- (and so does elig, cx.wf: waterfill.lua's wfPend, dispatch.lua)
   if cx.own then ownPend.flush(cx.own) end
+  if cx.wf then wfPend.flush(cx.wf) end
   -- One sweep per batch applied, as separate calls would have made.
   if applied > 0 then cx.sw = sweepDue(now, ret, applied, cx.sw) end
   metaFlush(cx)

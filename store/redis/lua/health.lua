@@ -120,7 +120,9 @@ local SETTLEPAGE = 64 -- Scales a call without a limit reads at a time
 -- settleDue settles the pool's due Scales at now, at most limit of them
 -- (nil: every one, a page at a time), in the settling order, and returns
 -- how many it settled. With none due it reads at most three entries.
-local function settleDue(now, o, limit)
+-- P, the elig a call of several batches holds (waterfill.lua's wfPend),
+-- is written before a due Scale is read.
+local function settleDue(now, o, limit, P)
   local done = 0
   -- no Scale lapsed or ejected, no lease run out: one command
   if (o.ht <= 0 or o.ls + o.ht > now) and redis.call('EXISTS', K.ejq, K.lapsed) == 0 then
@@ -132,6 +134,7 @@ local function settleDue(now, o, limit)
       if limit then want = limit - done end
       if want <= 0 then break end
       local ids = dueIds(step, now, o, want)
+      if P and #ids > 0 then wfPend.flush(P) end
       local changed = settleIds(ids, now, o)
       done = done + changed
       -- (a settled Scale leaves the range: the next page starts at 0)
@@ -165,10 +168,12 @@ end
 -- is recorded lapsed. Every change that may bring that time closer drops
 -- hd (lib.lua's healthIndex, pool_put.lua). It returns how many Scales it
 -- settled and hd as it is after. The last hd read is remembered (hdS, its
--- time hdT, hdR whether it says 'r'), as most calls read the same.
+-- time hdT, hdR whether it says 'r'), as most calls read the same. P, the
+-- elig that a call of several batches holds (waterfill.lua's wfPend), is
+-- written before a Scale due is read (settleDue).
 local settleCached = (function()
   local hdS, hdT, hdR = false, nil, false
-  return function(now, hd)
+  return function(now, hd, P)
     if hd ~= hdS then
       hdS, hdT = hd, hd and tonumber(string.match(hd, '^(%d+)'))
       hdR = hd and string.find(hd, 'r', 1, true) ~= nil
@@ -177,7 +182,7 @@ local settleCached = (function()
     if early and not hdR then return 0, hd end
     local m = redis.call('HMGET', K.meta, 'ht', 'ls')
     local o = {ht = tonumber(m[1]) or 0, ls = tonumber(m[2]) or 0}
-    local done = settleDue(now, o, nil)
+    local done = settleDue(now, o, nil, P)
     if early and done == 0 then return 0, hd end
     return done, nextDue(o)
   end

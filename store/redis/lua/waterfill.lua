@@ -45,16 +45,44 @@ end
 -- for the take picks of a level instead of pick for each: the ranks start,
 -- start-1, ..., 0, top, top-1, ... in turn.
 --
--- A pass over a ZSET of at most WFALL Scales that may take more than one
--- order reads it whole, with one ZRANGE, and finds the ranks and counts in
--- that reply (all: compId, score, …, rank r at 2r + 1), where each of a
+-- A pass over a ZSET of at most wfPend.ALL Scales that may take more than
+-- one order reads it whole, with one ZRANGE, and finds the ranks and counts
+-- in that reply (all: compId, score, …, rank r at 2r + 1), where each of a
 -- level's reads was a command (some 4k instructions each; a batch of 100
 -- over 16 Scales made about 8). (Its ranks by number, 0 to n - 1: what
 -- a call may read is bounded, which the cost tests count by its ranks.)
-local WFALL = 32
-local function wfPass(z, want, pick, seen, lowestCap, level)
-  local n = redis.call('ZCARD', z)
-  local all = want > 1 and n <= WFALL and redis.call('ZRANGE', z, 0, n - 1, 'WITHSCORES')
+-- With pre (wfPend, below) the pass reads nothing: pre.all is elig as the
+-- call holds it, its scores numbers.
+--
+-- wfPend is elig as a call of several batches (dispatch_many.lua) holds
+-- it in Lua across its batches of several orders among Scales without
+-- maxOrders (the waterfill's one pass, eligDone): the first such batch
+-- reads elig whole and lex's names, every such batch plans on what the
+-- call holds and changes it there, and the Scales whose counts changed
+-- are written once, with one ZADD, at the call's end (flush), or before
+-- anything else of the call reads or writes elig: a settling that has a
+-- due Scale to read (health.lua's settleDue), a single order (wfOnePick),
+-- a dry run (its copy of elig), a batch among Scales with maxOrders
+-- (capCheck). For a
+-- batch of 100 over 16 Scales a ZADD of 16 counts cost Redis some 90k
+-- instructions and the ZRANGE that reads them back 45k (each score
+-- printed by printf): three batches a call sent three of each
+-- (red25, docs/benchmarks.md). The call sorts the Scales by count and
+-- then by name itself: n * 64 + the name's rank in lex, one number, which
+-- table.sort orders without a Lua comparison. P: {n, all, lex (the names
+-- by rank from 1), cnt (compId -> count), dirty (the compIds to write),
+-- off (true: more than ALL Scales, or lex and elig disagree: the call
+-- writes through)}, empty ({}) until the first batch that plans on it
+-- reads elig (wfPend.load), and again after flush.
+local wfPend = {ALL = 32}
+local function wfPass(z, want, pick, seen, lowestCap, level, pre)
+  local n, all
+  if pre then
+    n, all = pre.n, pre.all
+  else
+    n = redis.call('ZCARD', z)
+    all = want > 1 and n <= wfPend.ALL and redis.call('ZRANGE', z, 0, n - 1, 'WITHSCORES')
+  end
   local done, nxt = 0, 0
   while done < want and nxt < n do
     local head, top
@@ -68,7 +96,7 @@ local function wfPass(z, want, pick, seen, lowestCap, level)
     if all then
       -- (ZCOUNT -inf v: the ranks are in order of score)
       top = nxt
-      while top + 1 < n and num(all[2 * top + 4]) <= v do top = top + 1 end
+      while top + 1 < n and (pre and all[2 * top + 4] or num(all[2 * top + 4])) <= v do top = top + 1 end
     else
       top = redis.call('ZCOUNT', z, '-inf', head[2]) - 1
     end
@@ -79,7 +107,7 @@ local function wfPass(z, want, pick, seen, lowestCap, level)
       -- (one order never fills a level: the next count is above v)
       local above
       if all then
-        above = num(all[2 * top + 4])
+        above = pre and all[2 * top + 4] or num(all[2 * top + 4])
       else
         above = tonumber(redis.call('ZRANGE', z, top + 1, top + 1, 'WITHSCORES')[2])
       end
@@ -106,6 +134,59 @@ local function wfPass(z, want, pick, seen, lowestCap, level)
     nxt = top + 1
   end
   return done
+end
+
+-- wfPend.load reads elig whole into P, and lex's names; it returns false
+-- (P.off) for a pool of more than ALL eligible Scales or one whose lex
+-- and elig do not hold the same Scales.
+function wfPend.load(P)
+  local n = redis.call('ZCARD', K.elig)
+  if n == 0 or n > wfPend.ALL then return false end
+  local all = redis.call('ZRANGE', K.elig, 0, n - 1, 'WITHSCORES')
+  local lex = redis.call('ZRANGE', K.lex, 0, -1)
+  if #lex ~= n then return false end
+  local cnt = {}
+  for j = 1, n do cnt[lex[j]] = false end
+  for j = 2, 2 * n, 2 do
+    local id, v = all[j - 1], tonumber(all[j])
+    if cnt[id] ~= false then return false end
+    cnt[id], all[j] = v, v
+  end
+  P.n, P.all, P.lex, P.cnt, P.dirty = n, all, lex, cnt, {}
+  return true
+end
+
+-- wfPend.sort puts P.all in elig's order again after a batch changed
+-- counts: by count, then by name (lex's order), as one number each.
+function wfPend.sort(P)
+  local n, all, lex, cnt, keys = P.n, P.all, P.lex, P.cnt, {}
+  for j = 1, n do keys[j] = cnt[lex[j]] * 64 + j - 1 end
+  table.sort(keys)
+  for j = 1, n do
+    local key = keys[j]
+    local r = key % 64
+    all[2 * j - 1], all[2 * j] = lex[r + 1], (key - r) / 64
+  end
+end
+
+-- wfPend.flush writes the counts that P changed to elig, with one ZADD,
+-- and empties P: a later batch of the call reads elig again. (An empty P
+-- costs a look-up: a call of single orders flushes before each.)
+function wfPend.flush(P)
+  if not P.all then return end
+  local d = P.dirty
+  if #d > 0 then
+    -- (each count formatted once: most Scales share a count or two)
+    local add, score = {}, {}
+    for j, id in ipairs(d) do
+      local v = P.cnt[id]
+      local s = score[v]
+      if not s then s = fmt(v); score[v] = s end
+      add[2 * j - 1], add[2 * j] = s, id
+    end
+    callMany('ZADD', K.elig, add, 2)
+  end
+  P.all = nil
 end
 
 -- wfAssign assigns n orders with the waterfill over elig and returns the
@@ -140,7 +221,7 @@ local function wfOneTake(id, dry)
   if not dry then redis.call('ZINCRBY', K.elig, '1', id) end
 end
 
-local function wfAssign(n, dry, room)
+local function wfAssign(n, dry, room, P)
   local comps = {}              -- compId per order, in request order
   local cur, first = {}, {}
   local z = K.elig
@@ -148,6 +229,17 @@ local function wfAssign(n, dry, room)
   -- maxOrders: the picks need no record, and the first pass checks the
   -- lowest Scale against MAXCOUNT; with, capCheck does.
   local limited = room > 0
+  -- P: the call's elig (wfPend), for a batch of several among Scales
+  -- without maxOrders that is not a dry run; any other writes it first.
+  local pre
+  if P then
+    if limited or dry or n == 1 then
+      wfPend.flush(P)
+    elseif not P.off then
+      if not P.all then P.off = not wfPend.load(P) end
+      if not P.off then pre = P end
+    end
+  end
   if n == 1 and not limited then
     local id, v = wfOnePick()
     if not id then return nil, v end
@@ -218,10 +310,22 @@ local function wfAssign(n, dry, room)
         end
       end
     end
-    local got, capId, capCount = wfPass(z, n - nc, pick, seen, nc == 0 and not limited, level)
+    local got, capId, capCount = wfPass(z, n - nc, pick, seen, nc == 0 and not limited, level, pre)
     -- (the first pass only: nothing is written before it ends)
     if capId then return nil, capFail(capId, capCount, n) end
     if got == 0 then error('dispatch: no room although the pool counted some') end
+    if pre then
+      -- (no maxOrders: one pass took all n, and nothing leaves elig)
+      local cnt, d = pre.cnt, pre.dirty
+      for _, id in ipairs(ids) do
+        local c = cur[id]
+        c.out, c.k = c.out + c.k, 0
+        if not d[id] then d[id] = true; d[#d + 1] = id end
+        cnt[id] = c.out
+      end
+      wfPend.sort(pre)
+      return {comps = comps, cur = cur, first = first}
+    end
     -- the scores as strings, each formatted once: a pass gives most of
     -- its Scales the same count or two
     local add, rem, score = {}, {}, {}
