@@ -263,10 +263,25 @@ local function dispatchBatch(A, o, c, cx)
 
   -- (a single order's assignment goes into its records' strings as they
   -- are made: a string less)
+  -- (eight orders a concatenation: Lua's .. copies its operands in one
+  -- pass, where table.concat takes each field through its buffer, and
+  -- needed a list of 2n first: 0.2k instructions an order less, red25)
   local pairs_
   if n > 1 then
-    local parts = newList(2 * n)
-    for i = 1, n do parts[2 * i - 1], parts[2 * i] = A[ib + i], comps[i] end
+    local parts, np, i = {}, 0, 1
+    while i + 7 <= n do
+      local j = ib + i
+      np = np + 1
+      parts[np] = A[j] .. ',' .. comps[i] .. ',' .. A[j + 1] .. ',' .. comps[i + 1] .. ',' ..
+        A[j + 2] .. ',' .. comps[i + 2] .. ',' .. A[j + 3] .. ',' .. comps[i + 3] .. ',' ..
+        A[j + 4] .. ',' .. comps[i + 4] .. ',' .. A[j + 5] .. ',' .. comps[i + 5] .. ',' ..
+        A[j + 6] .. ',' .. comps[i + 6] .. ',' .. A[j + 7] .. ',' .. comps[i + 7]
+      i = i + 8
+    end
+    for m = i, n do
+      np = np + 1
+      parts[np] = A[ib + m] .. ',' .. comps[m]
+    end
     pairs_ = table.concat(parts, ',')
   end
   if dry then
