@@ -41,38 +41,40 @@ func (s *Store) Reassign(ctx context.Context, req dispatch.ReassignRequest) ([]d
 // ListScaleOrders returns at most p.Limit (dispatch.DefaultLimit if not
 // positive) outstanding orders of the Scale, oldest first, after p.Cursor,
 // and the cursor of the next page ("" on the last page). A cursor is
-// opaque: "chunk+moves.orderId", the chunk of the Scale's own index, the
-// last order returned and how often it had moved; one the store did not
-// make is ErrInvalidRequest. An order that left the Scale between pages,
-// or moved away and back, may make the next page repeat orders of its
-// chunk, never skip one. ErrPoolNotFound, ErrScaleNotFound, ErrUnavailable.
+// opaque: "chunk+moves.orderId~prev~next~far", the chunk of the Scale's
+// own index, the last order returned and how often it had moved, and the
+// entries of the index before and after that order's entry then, and the
+// nearest one of another batch before it (scale_orders.lua's anchors), so
+// that the next page goes on from the right place when the order has left:
+// it lists no order again unless that order's entry and the anchors have
+// all left (then, as with a
+// cursor "chunk+moves.orderId" of the builds before the anchors, which is
+// still read, orders of its chunk may be listed again). It never skips
+// an order that stayed. A cursor the store did not make is
+// ErrInvalidRequest. ErrPoolNotFound, ErrScaleNotFound, ErrUnavailable.
 func (s *Store) ListScaleOrders(ctx context.Context, pool, compID string, p dispatch.Page) ([]dispatch.Order, string, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = dispatch.DefaultLimit
 	}
-	chunk, moves, after := "", "", ""
+	var c cursor
 	if p.Cursor != "" {
 		var ok bool
-		if chunk, after, ok = strings.Cut(p.Cursor, "."); ok {
-			chunk, moves, ok = strings.Cut(chunk, "+")
-		}
-		_, err := strconv.ParseUint(chunk, 16, 52)
-		_, merr := strconv.ParseUint(moves, 10, 52)
-		if !ok || err != nil || merr != nil || !dispatch.ValidID(after) {
+		if c, ok = parseCursor(p.Cursor); !ok {
 			return nil, "", errorf(dispatch.ErrInvalidRequest, "cursor %q was not made by this list", p.Cursor)
 		}
 	}
-	v, err := s.call(ctx, fnScaleOrders, pool, compID, limit, chunk, moves, after)
+	v, err := s.call(ctx, fnScaleOrders, pool, compID, limit, c.chunk, c.moves, c.after, c.anchors[0], c.anchors[1], c.anchors[2])
 	if err != nil {
 		return nil, "", translate(err, pool)
 	}
 	r, _ := v.([]any)
-	if len(r) < 2 || len(r)%2 != 0 {
+	const head = 5 // more, chunk and the three anchors
+	if len(r) < head || (len(r)-head)%2 != 0 {
 		return nil, "", fmt.Errorf("redis: scale_orders replied %v", v)
 	}
-	out := make([]dispatch.Order, 0, (len(r)-2)/2)
-	for i := 2; i < len(r); i += 2 {
+	out := make([]dispatch.Order, 0, (len(r)-head)/2)
+	for i := head; i < len(r); i += 2 {
 		o, err := decodeOrder(asString(r[i]), asString(r[i+1]))
 		if err != nil {
 			return nil, "", err
@@ -82,7 +84,58 @@ func (s *Store) ListScaleOrders(ctx context.Context, pool, compID string, p disp
 	next := ""
 	if asInt(r[0]) == 1 && len(out) > 0 {
 		o := out[len(out)-1]
-		next = asString(r[1]) + "+" + strconv.FormatInt(o.Moves, 10) + "." + o.ID
+		next = asString(r[1]) + "+" + strconv.FormatInt(o.Moves, 10) + "." + o.ID +
+			"~" + asString(r[2]) + "~" + asString(r[3]) + "~" + asString(r[4])
 	}
 	return out, next, nil
+}
+
+// cursor is a cursor of ListScaleOrders as read: its chunk (hexadecimal),
+// moves (decimal) and order id, and its anchors.
+type cursor struct {
+	chunk, moves, after string
+	anchors             [3]string
+}
+
+// parseCursor reads a cursor of ListScaleOrders: "chunk+moves.orderId",
+// and since the anchors "~prev~next~far" after it, each empty (unknown),
+// "-" (none), "t" and a ref (hexadecimal) or "i", moves, "." and an order
+// id.
+func parseCursor(s string) (c cursor, ok bool) {
+	s, anchors, any := strings.Cut(s, "~")
+	if any {
+		a := strings.Split(anchors, "~")
+		if len(a) != len(c.anchors) {
+			return c, false
+		}
+		for i, x := range a {
+			if !validAnchor(x) {
+				return c, false
+			}
+			c.anchors[i] = x
+		}
+	}
+	if c.chunk, c.after, ok = strings.Cut(s, "."); ok {
+		c.chunk, c.moves, ok = strings.Cut(c.chunk, "+")
+	}
+	_, err := strconv.ParseUint(c.chunk, 16, 52)
+	_, merr := strconv.ParseUint(c.moves, 10, 52)
+	return c, ok && err == nil && merr == nil && dispatch.ValidID(c.after)
+}
+
+// validAnchor reports whether a is an anchor scale_orders.lua makes.
+func validAnchor(a string) bool {
+	if a == "" || a == "-" {
+		return true
+	}
+	switch a[0] {
+	case 't':
+		_, err := strconv.ParseUint(a[1:], 16, 52)
+		return err == nil
+	case 'i':
+		mv, id, ok := strings.Cut(a[1:], ".")
+		_, err := strconv.ParseUint(mv, 10, 52)
+		return ok && err == nil && dispatch.ValidID(id)
+	}
+	return false
 }

@@ -50,18 +50,6 @@ func chunkAfterID(t *testing.T, size, before int) (*redis.Store, goredis.Univers
 // 16: many share a chunk) and of 40 (each seals its tail as it joins).
 var chunkCases = []struct{ size, before int }{{15, 60}, {40, 19}}
 
-// chunkBound is what a page may list again of the chunk before its
-// cursor, with batches of size: a chunk holds fewer than OWN / 5 tokens
-// of fewer than OWNK orders each (own.lua: OWN 256, a token 5 bytes or
-// more), and one batch's; a token of OWNK orders or more seals its tail
-// as it joins, so x's chunk holds no token of those before it.
-func chunkBound(size int) int {
-	if size >= 16 {
-		return size
-	}
-	return 256/5*size + size
-}
-
 // TestOwnChunkPageAfterID: a page of one whose cursor is x, an id still in
 // its chunk, goes on after x's entry, and reads none of the tokens before
 // it (each token read costs an HGET of its batch's assignments and an
@@ -85,8 +73,11 @@ func TestOwnChunkPageAfterID(t *testing.T) {
 }
 
 // TestOwnChunkPageAfterIDLeft: x completes between the pages; the page
-// after it starts again at its chunk's start, and must list again no more
-// than the chunk may stand for before x (chunkBound).
+// after it goes on at the entry after x's, the cursor's anchor, and lists
+// none of the first page's orders again. (Before the anchors it started
+// again at x's chunk's start: 225 orders again with tokens of 15, under
+// 51 of them sharing a chunk; none with tokens of 40, each sealing its
+// own.)
 func TestOwnChunkPageAfterIDLeft(t *testing.T) {
 	for _, cc := range chunkCases {
 		t.Run(fmt.Sprint(cc.size), func(t *testing.T) {
@@ -107,8 +98,8 @@ func TestOwnChunkPageAfterIDLeft(t *testing.T) {
 				}
 			}
 			t.Logf("the page after x completed lists %d orders, %d of them again", len(page), again)
-			if again > chunkBound(cc.size) {
-				t.Errorf("the page after x completed lists %d orders of the first page again, want at most %d", again, chunkBound(cc.size))
+			if again > 0 {
+				t.Errorf("the page after x completed lists %d orders of the first page again, want none", again)
 			}
 		})
 	}

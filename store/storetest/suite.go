@@ -70,6 +70,7 @@ func tests() []suiteTest {
 		{"Scales/Reassign", Options{}, testReassign},
 		{"Scales/ReassignErrors", Options{}, testReassignErrors},
 		{"Scales/ListOrders", Options{}, testListScaleOrders},
+		{"Scales/ListOrdersAfterLeft", Options{}, testListScaleOrdersAfterLeft},
 		{"Waterfill/Seed", Options{}, testSeedExample},
 		{"Waterfill/BatchesDiffer", Options{}, testBatchesDiffer},
 		{"Waterfill/Differential", Options{}, testDifferential},

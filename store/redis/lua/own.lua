@@ -43,9 +43,10 @@ local OWN = 256
 -- ownPend.OWNK: a token of OWNK orders or more seals its tail as soon as it has
 -- joined it, so that a chunk stands for fewer than OWN / 5 tokens of fewer
 -- than OWNK orders each, plus one batch's orders on that Scale. A page
--- whose cursor's order has left its chunk starts again at the chunk's
--- start (scale_orders.lua), so this bounds the orders such a page lists
--- again. The token's k is at hand as it joins: no tail is parsed for it.
+-- whose cursor's order has left its chunk, and the entries around it too
+-- (the cursor's anchors), starts again at the chunk's start
+-- (scale_orders.lua), so this bounds the orders such a page lists again.
+-- The token's k is at hand as it joins: no tail is parsed for it.
 -- A batch of 100 over 16 Scales (k about 6) seals nothing this way; one of
 -- 1,000 over 16 seals each of its Scales' tails, one chunk field per Scale.
 -- (It is a field of ownPend, the pending tails of a call, described below:
@@ -242,15 +243,18 @@ local function entryOrders(comp, x, e, ids, recs, after)
   end
 end
 
--- ownChunks calls f(chunk, each) for each chunk of Scale comp's own index
--- from chunk from (nil: its lowest) up to its tail, until f returns true;
--- each(g) calls g(orderId, record) for the orders the chunk's entries
--- stand for that are still assigned there through them, in order
--- (entryOrders), until g returns true, and then returns true. each(g,
--- ref, id) starts at the token of ref instead, with its orders after
--- order id (a cursor's order that has left the token), or returns false
--- and calls g for none when the chunk holds no token of ref that was
--- given order id. An entry is read only when g gets that far, and a chunk
+-- ownChunks calls f(chunk, each, list, tail) for each chunk of Scale comp's
+-- own index from chunk from (nil: its lowest) up to its tail (tail true),
+-- until f returns true; list is the chunk's entries "e,e,…,", and each(g) calls
+-- g(orderId, record) for the orders they stand for that are still
+-- assigned there through them, in order (entryOrders), until g returns
+-- true, and then returns true. each(g, ref, id) starts at the token of
+-- ref instead, with its orders after order id (a cursor's order that has
+-- left the token), or returns false and calls g for none when the chunk
+-- holds no token of ref that was given order id. each(g, nil, e, past)
+-- starts at entry e ("~ref." for a token, or an order's own id), or just
+-- past it with past, or returns false when the chunk holds no entry e.
+-- An entry is read only when g gets that far, and a chunk
 -- stands for a bounded number of orders (OWN, ownPend.OWNK). It returns the tail's ct
 -- and the sealed chunks it read, lowest first. A cursor's chunk that has emptied
 -- since is looked for among the next OWNPROBE (32) numbers, then by a walk
@@ -259,13 +263,22 @@ local function ownChunks(comp, from, f)
   local OWNPROBE = 32
   local ct, cl, _, ids = ownTail(redis.call('HGET', K.orders, tailField(comp)))
   local function orders(x, list)
-    return function(g, ref, after)
+    return function(g, ref, after, past)
       local l = list
-      if ref == '' then
-        -- (the entries after order after's own id, which is there once)
-        local p = string.find(',' .. l, ',' .. after .. ',', 1, true)
+      if not ref and after then
+        -- (entry after, which is there once: a token by its "~ref.", an
+        -- id whole; from it, or from the entry past it)
+        local tok = string.byte(after, 1) == 126
+        local p = string.find(',' .. l, ',' .. after .. (tok and '' or ','), 1, true)
         if not p then return false end
-        l, after = string.sub(l, p + #after + 1), nil
+        if not past then
+          l = string.sub(l, p)
+        elseif tok then
+          l = string.sub(l, string.find(l, ',', p, true) + 1)
+        else
+          l = string.sub(l, p + #after + 1)
+        end
+        after = nil
       elseif ref then
         local p = string.find(',' .. l, ',~' .. ref .. '.', 1, true)
         if not p then return false end
@@ -299,11 +312,11 @@ local function ownChunks(comp, from, f)
     if not v then error('dispatch: own index of ' .. comp .. ' lost chunk ' .. hex(chunk)) end
     local _, n, list = sealedOf(v, chunk)
     read[#read + 1] = chunk
-    if chunk >= from and f(chunk, orders(chunk, list)) then return ct, read end
+    if chunk >= from and f(chunk, orders(chunk, list), list) then return ct, read end
     if n <= chunk then error('dispatch: own index of ' .. comp .. ' loops at chunk ' .. hex(chunk)) end
     chunk = n
   end
-  f(ct, orders(ct, ids))
+  f(ct, orders(ct, ids), ids, true)
   return ct, read
 end
 

@@ -4,12 +4,31 @@
 -- Keys: the pool's keys (lib.lua).
 -- Arguments (SCALE_ORDERS): compId, limit, the cursor's chunk
 --   (hexadecimal, '' for the first page), moves and after: its order id (the
---   last order of the previous page) and how often that order had moved.
--- Reply: {more (1/0), next chunk (hexadecimal), id, view, id, view, ...}, each
---   view as orderView shows it. A cursor order that has left its chunk
---   since, or moved at all (away and back into the same chunk, where it is
---   an id at the end), resumes after its place in its batch's token, if
---   that is still there, else at the chunk's start. Errors: DISPATCH NOPOOL, NOSCALE.
+--   last order of the previous page) and how often that order had moved,
+--   and the anchors prev, next and far (below; '' for none).
+-- Reply: {more (1/0), next chunk (hexadecimal), prev, next, far, id, view,
+--   id, view, ...}, each view as orderView shows it, and the anchors of the
+--   last order's entry when there is more. A cursor order that has left
+--   its chunk since, or moved at all (away and back into the same chunk,
+--   where it is an id at the end), resumes after its place in its batch's
+--   token, if that is still there, else at the entry that came after its
+--   entry (next), else past the one that came before it (prev), else past
+--   the nearest one before it of another batch (far), else (none of them
+--   is there any more, or the cursor was made before the anchors) at the
+--   chunk's start. Errors: DISPATCH NOPOOL, NOSCALE.
+--
+-- An anchor names an entry of the own index (own.lua) so that the entry can
+-- be found again: 't' and the ref of a token (a batch's refs are never
+-- used again), 'i', the moves and '.' and the id of an order's own id (an
+-- id that left and came back is at its chunk's end, with more moves: the
+-- anchor then no longer holds), '-' none (the order's entry was the first,
+-- or the last, of its chunk; the last only of a sealed chunk, which takes
+-- no more entries), '' unknown. Entries keep their order in a chunk, and
+-- new ones join only at the tail's end: next and what follows it in the
+-- chunk came after the cursor's order, and what follows prev or far, the
+-- order's entry gone, too. A page lists orders again only when the
+-- cursor's order's entry and its anchors have all left between two pages,
+-- or the anchors are unknown: the orders of one chunk at most.
 
 function ENTRY.scaleOrders(A)
   local P = SCALE_ORDERS
@@ -33,9 +52,24 @@ function ENTRY.scaleOrders(A)
     co = getOrder(skip)
     if co and co.st == 'a' and co.comp == comp and co.mv == cmv then cx, cref = ownAt(co) end
   end
+  -- anchor reads an anchor: the entry it names as each finds it ("~ref."
+  -- or an id), or nil when it names none that still holds; and whether it
+  -- says the order's entry ended its sealed chunk.
+  local function anchor(a)
+    local kind = string.sub(a, 1, 1)
+    if kind == 't' then return '~' .. string.sub(a, 2) .. '.' end
+    if kind ~= 'i' then return nil, a == '-' end
+    local mv, id = string.match(a, '^i(%d+)%.(.+)$')
+    local o = id and getOrder(id)
+    if o and o.st == 'a' and o.comp == comp and o.mv == tonumber(mv) and not select(2, ownAt(o)) then return id end
+  end
   local out, got, more, last, first = {}, 0, 0, '', true
+  -- (the records read of orders that may be the anchors' ids: the
+  -- cursor's, and the ones this page reached)
+  local lastRec, lastList, seen = nil, nil, {}
+  if co then seen[skip] = co end
   -- (a chunk's orders, a token's too, as own.lua's ownChunks reads them)
-  ownChunks(comp, from, function(chunk, each)
+  local ct = ownChunks(comp, from, function(chunk, each, list, tail)
     local skipping = skip and first
     first = false
     local function take(oid, o)
@@ -43,11 +77,12 @@ function ENTRY.scaleOrders(A)
         skipping = oid ~= skip
         return false
       end
+      seen[oid] = o
       if got == limit then more = 1; return true end
       got = got + 1
       out[#out + 1] = oid
       out[#out + 1] = orderView(o)
-      last = hex(chunk)
+      last, lastRec, lastList = hex(chunk), o, list
     end
     if skipping and cx == chunk and cref then
       -- in its token: the orders after it there, then the entries after it
@@ -59,7 +94,7 @@ function ENTRY.scaleOrders(A)
     if skipping and cx == chunk then
       -- its own id there: the entries after it, unread before it
       skipping = false
-      local done = each(take, '', skip)
+      local done = each(take, nil, skip, true)
       if done ~= false then return done end
       skipping = true
     end
@@ -67,18 +102,93 @@ function ENTRY.scaleOrders(A)
       -- The cursor's order has left the chunk. If its batch's token is
       -- still there, the page goes on after the order's place in it (its
       -- record stays while its window lasts, and with it its ref), else
-      -- from the chunk's start: a chunk holds fewer than OWN / 5 tokens
-      -- of fewer than OWNK orders each and one batch's (own.lua), a chunk
-      -- of ids OWN bytes of them.
+      -- at the entry after its entry, or past the one before it, or past
+      -- the nearest one of another batch before it (the cursor's anchors:
+      -- entries keep their order in a chunk, and new ones join only at the
+      -- tail's end), else from the chunk's start: a
+      -- chunk holds fewer than OWN / 5 tokens of fewer than OWNK orders
+      -- each and one batch's (own.lua), a chunk of ids OWN bytes of them.
+      -- A chunk after the cursor's (it emptied) holds only later orders.
       skipping = false
       if co and co.ref ~= '' then
         local done = each(take, co.ref, skip)
         if done ~= false then return done end
       end
+      if chunk == from then
+        local ne, sealedEnd = anchor(A[P.next])
+        local done = ne and each(take, nil, ne)
+        if ne and done ~= false then return done end
+        for _, a in ipairs({A[P.prev], A[P.far]}) do
+          local pe = anchor(a)
+          done = pe and each(take, nil, pe, true)
+          if pe and done ~= false then return done end
+        end
+        -- (a tail that takes this chunk's number was made since: the
+        -- index emptied)
+        if sealedEnd and not tail then return false end
+      end
       return each(take)
     end
     return each(take)
   end)
+  -- The anchors of the last order's entry, for the next page's cursor:
+  -- the entries before and after it in its chunk, and of an id of a batch
+  -- (named by a UUID: an id per order, which may leave with its batch,
+  -- and the order's neighbours with it) the nearest entry before it of
+  -- another batch, among the OWNFAR (16) before it, '' when that is the
+  -- one before it.
+  local an = {'', '', ''}
+  if more == 1 then
+    local OWNFAR = 16
+    local _, r = ownAt(lastRec)
+    local e = r and '~' .. r .. '.' or out[#out - 1]
+    local s = ',' .. lastList
+    local p = string.find(s, ',' .. e .. (r and '' or ','), 1, true)
+    if p then
+      local q = r and string.find(s, ',', p + 1, true) or p + #e + 1
+      local ne = string.match(s, '^([^,]+),', q + 1)
+      local before = {}
+      for b in string.gmatch(string.sub(s, 2, p), '([^,]+),') do before[#before + 1] = b end
+      local low = math.max(1, #before - OWNFAR + 1)
+      if r or lastRec.ref == '' then low = #before end
+      -- (one read for the records of the ids among them that this page
+      -- has not read)
+      local ids = {}
+      for _, x in ipairs({ne or '~', unpack(before, math.max(low, 1))}) do
+        if string.byte(x, 1) ~= 126 and not seen[x] then ids[#ids + 1] = x end
+      end
+      local vs = hmgetList(K.orders, ids)
+      for i = 1, #ids do seen[ids[i]] = decOrder(vs[i], ids[i]) end
+      local function here(x)
+        local o = seen[x]
+        return o and o.st == 'a' and o.comp == comp and o
+      end
+      local function enc(x)
+        if string.byte(x, 1) == 126 then return 't' .. string.match(x, '^~(%x+)%.') end
+        local o = here(x)
+        return o and 'i' .. fmt(o.mv) .. '.' .. x or ''
+      end
+      local pe = before[#before]
+      an[1] = pe and enc(pe) or '-'
+      if ne then
+        an[2] = enc(ne)
+      elseif tonumber(last, 16) < ct then
+        an[2] = '-'
+      end
+      local po = pe and here(pe)
+      if not r and lastRec.ref ~= '' and po and po.ref == lastRec.ref then
+        for i = #before - 1, low, -1 do
+          local b = before[i]
+          local o = here(b)
+          if string.byte(b, 1) == 126 or o and o.ref ~= lastRec.ref then
+            an[3] = enc(b)
+            break
+          end
+        end
+      end
+    end
+  end
+  for i = 3, 1, -1 do table.insert(out, 1, an[i]) end
   table.insert(out, 1, last)
   table.insert(out, 1, more)
   return out
