@@ -96,7 +96,7 @@ var (
 	fnScalesList = &function{name: "scales_list", lua: "scalesList", readOnly: true, args: []string{"limit", "count", "after"},
 		keys: []string{keyMeta, keyScales, keyLoad, keyElig}}
 	fnScaleOrders = &function{name: "scale_orders", lua: "scaleOrders", readOnly: true,
-		args: []string{"compId", "limit", "chunk", "moves", "after", "prev", "next", "far"},
+		args: []string{"compId", "limit", "chunk", "moves", "after", "prev", "next", "far", "own"},
 		keys: []string{keyMeta, keyScales, keyOrders}}
 	fnWatch = &function{name: "watch", lua: "watch", readOnly: true, args: []string{"edge", "buckets"},
 		keys: []string{keyMeta, keyScales, keyLoad, keyElig}}

@@ -41,13 +41,13 @@ func (s *Store) Reassign(ctx context.Context, req dispatch.ReassignRequest) ([]d
 // ListScaleOrders returns at most p.Limit (dispatch.DefaultLimit if not
 // positive) outstanding orders of the Scale, oldest first, after p.Cursor,
 // and the cursor of the next page ("" on the last page). A cursor is
-// opaque: "chunk+moves.orderId~prev~next~far", the chunk of the Scale's
-// own index, the last order returned and how often it had moved, and the
-// entries of the index before and after that order's entry then, and the
-// nearest one of another batch before it (scale_orders.lua's anchors), so
-// that the next page goes on from the right place when the order has left:
-// it lists no order again unless that order's entry and the anchors have
-// all left (then, as with a
+// opaque: "chunk+moves.orderId~prev~next~far~own", the chunk of the
+// Scale's own index, the last order returned and how often it had moved,
+// and anchors (scale_orders.lua): the entries of the index before and
+// after that order's entry then, the nearest one of another batch before
+// it, and the token it was listed through. So the next page goes on from
+// the right place when the order has left: it lists no order again unless
+// that order's entry and the anchors have all left (then, as with a
 // cursor "chunk+moves.orderId" of the builds before the anchors, which is
 // still read, orders of its chunk may be listed again). It never skips
 // an order that stayed. A cursor the store did not make is
@@ -64,12 +64,12 @@ func (s *Store) ListScaleOrders(ctx context.Context, pool, compID string, p disp
 			return nil, "", errorf(dispatch.ErrInvalidRequest, "cursor %q was not made by this list", p.Cursor)
 		}
 	}
-	v, err := s.call(ctx, fnScaleOrders, pool, compID, limit, c.chunk, c.moves, c.after, c.anchors[0], c.anchors[1], c.anchors[2])
+	v, err := s.call(ctx, fnScaleOrders, pool, compID, limit, c.chunk, c.moves, c.after, c.anchors[0], c.anchors[1], c.anchors[2], c.anchors[3])
 	if err != nil {
 		return nil, "", translate(err, pool)
 	}
 	r, _ := v.([]any)
-	const head = 5 // more, chunk and the three anchors
+	const head = 6 // more, chunk and the four anchors
 	if len(r) < head || (len(r)-head)%2 != 0 {
 		return nil, "", fmt.Errorf("redis: scale_orders replied %v", v)
 	}
@@ -85,7 +85,7 @@ func (s *Store) ListScaleOrders(ctx context.Context, pool, compID string, p disp
 	if asInt(r[0]) == 1 && len(out) > 0 {
 		o := out[len(out)-1]
 		next = asString(r[1]) + "+" + strconv.FormatInt(o.Moves, 10) + "." + o.ID +
-			"~" + asString(r[2]) + "~" + asString(r[3]) + "~" + asString(r[4])
+			"~" + asString(r[2]) + "~" + asString(r[3]) + "~" + asString(r[4]) + "~" + asString(r[5])
 	}
 	return out, next, nil
 }
@@ -94,13 +94,13 @@ func (s *Store) ListScaleOrders(ctx context.Context, pool, compID string, p disp
 // moves (decimal) and order id, and its anchors.
 type cursor struct {
 	chunk, moves, after string
-	anchors             [3]string
+	anchors             [4]string
 }
 
 // parseCursor reads a cursor of ListScaleOrders: "chunk+moves.orderId",
-// and since the anchors "~prev~next~far" after it, each empty (unknown),
-// "-" (none), "t" and a ref (hexadecimal) or "i", moves, "." and an order
-// id.
+// and since the anchors "~prev~next~far~own" after it, each empty (unknown),
+// "-" (none), "t" or "r" and a ref (hexadecimal), or "i", moves, "." and
+// an order id.
 func parseCursor(s string) (c cursor, ok bool) {
 	s, anchors, any := strings.Cut(s, "~")
 	if any {
@@ -129,7 +129,7 @@ func validAnchor(a string) bool {
 		return true
 	}
 	switch a[0] {
-	case 't':
+	case 't', 'r':
 		_, err := strconv.ParseUint(a[1:], 16, 52)
 		return err == nil
 	case 'i':

@@ -5,10 +5,10 @@
 -- Arguments (SCALE_ORDERS): compId, limit, the cursor's chunk
 --   (hexadecimal, '' for the first page), moves and after: its order id (the
 --   last order of the previous page) and how often that order had moved,
---   and the anchors prev, next and far (below; '' for none).
--- Reply: {more (1/0), next chunk (hexadecimal), prev, next, far, id, view,
---   id, view, ...}, each view as orderView shows it, and the anchors of the
---   last order's entry when there is more. A cursor order that has left
+--   and the anchors prev, next, far and own (below; '' for none).
+-- Reply: {more (1/0), next chunk (hexadecimal), prev, next, far, own, id,
+--   view, id, view, ...}, each view as orderView shows it, and the anchors
+--   of the last order's entry when there is more. A cursor order that has left
 --   its chunk since, or moved at all (away and back into the same chunk,
 --   where it is an id at the end), resumes after its place in its batch's
 --   token, if that is still there, else at the entry that came after its
@@ -23,10 +23,11 @@
 -- id that left and came back is at its chunk's end, with more moves: the
 -- anchor then no longer holds), '-' none (the order's entry was the first,
 -- or the last, of its chunk; the last only of a sealed chunk, which takes
--- no more entries), '' unknown. Entries keep their order in a chunk, and
--- new ones join only at the tail's end: next and what follows it in the
--- chunk came after the cursor's order, and what follows prev or far, the
--- order's entry gone, too. A page lists orders again only when the
+-- no more entries), '' unknown; own is '', a token's or 'r' and a batch
+-- ref (above). Entries keep
+-- their order in a chunk, and new ones join only at the tail's end: next
+-- and what follows it in the chunk came after the cursor's order, and
+-- what follows prev or far, the order's entry gone, too. A page lists orders again only when the
 -- cursor's order's entry and its anchors have all left between two pages,
 -- or the anchors are unknown: the orders of one chunk at most.
 
@@ -47,10 +48,19 @@ function ENTRY.scaleOrders(A)
   -- when the order has left the chunk. An order that moved since the
   -- page was listed has left its place, even if it came back to this
   -- chunk: going on from its new place would skip the entries between.
+  -- The cursor's anchor own names the order's batch ref: 't' and the ref
+  -- of the token it was listed through, or 'r' and its record's ref when
+  -- it was listed by its own id ('' none, or a cursor made before the
+  -- anchors). A record of that id with another ref is another order of
+  -- the same id (ids are free again once their order has left), and the
+  -- token is found through its ref even once the order's record has left.
   local co, cx, cref = nil, nil, nil
+  local okind, oref = string.match(A[P.own] or '', '^([tr])(%x+)$')
   if skip then
     co = getOrder(skip)
-    if co and co.st == 'a' and co.comp == comp and co.mv == cmv then cx, cref = ownAt(co) end
+    if co and co.st == 'a' and co.comp == comp and co.mv == cmv and (not oref or co.ref == oref) then
+      cx, cref = ownAt(co)
+    end
   end
   -- anchor reads an anchor: the entry it names as each finds it ("~ref."
   -- or an id), or nil when it names none that still holds; and whether it
@@ -110,8 +120,10 @@ function ENTRY.scaleOrders(A)
       -- each and one batch's (own.lua), a chunk of ids OWN bytes of them.
       -- A chunk after the cursor's (it emptied) holds only later orders.
       skipping = false
-      if co and co.ref ~= '' then
-        local done = each(take, co.ref, skip)
+      local ref = okind == 't' and oref
+      if not ref and co and co.ref ~= '' and (not oref or co.ref == oref) then ref = co.ref end
+      if ref then
+        local done = each(take, ref, skip)
         if done ~= false then return done end
       end
       if chunk == from then
@@ -132,15 +144,21 @@ function ENTRY.scaleOrders(A)
     return each(take)
   end)
   -- The anchors of the last order's entry, for the next page's cursor:
-  -- the entries before and after it in its chunk, and of an id of a batch
+  -- the token it is in (own), the entries before and after it in its
+  -- chunk, and of an id of a batch
   -- (named by a UUID: an id per order, which may leave with its batch,
   -- and the order's neighbours with it) the nearest entry before it of
   -- another batch, among the OWNFAR (16) before it, '' when that is the
   -- one before it.
-  local an = {'', '', ''}
+  local an = {'', '', '', ''}
   if more == 1 then
     local OWNFAR = 16
     local _, r = ownAt(lastRec)
+    if r then
+      an[4] = 't' .. r
+    elseif lastRec.ref ~= '' then
+      an[4] = 'r' .. lastRec.ref
+    end
     local e = r and '~' .. r .. '.' or out[#out - 1]
     local s = ',' .. lastList
     local p = string.find(s, ',' .. e .. (r and '' or ','), 1, true)
@@ -188,7 +206,7 @@ function ENTRY.scaleOrders(A)
       end
     end
   end
-  for i = 3, 1, -1 do table.insert(out, 1, an[i]) end
+  for i = 4, 1, -1 do table.insert(out, 1, an[i]) end
   table.insert(out, 1, last)
   table.insert(out, 1, more)
   return out
