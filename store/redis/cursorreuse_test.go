@@ -31,9 +31,11 @@ func TestScaleOrdersCursorIDReused(t *testing.T) {
 	for _, tc := range []struct {
 		kind  string
 		reuse bool
-	}{{"ids", true}, {"named", true}, {"ids", false}, {"named", false}} {
+		again string // the id dispatched again ("x3", the cursor's order, or "x4", its neighbour)
+	}{{"ids", true, "x3"}, {"named", true, "x3"}, {"ids", false, ""}, {"named", false, ""},
+		{"singles", true, "x3"}, {"ids", true, "x4"}, {"singles", true, "x4"}} {
 		kind := tc.kind
-		t.Run(fmt.Sprintf("%s/reuse=%v", tc.kind, tc.reuse), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/reuse=%s", tc.kind, tc.again), func(t *testing.T) {
 			for _, st := range stores {
 				_ = st.DeletePool(ctx, "p")
 				healthPool(t, st, t0, dispatch.PoolSpec{}, "A")
@@ -56,7 +58,13 @@ func TestScaleOrdersCursorIDReused(t *testing.T) {
 			for i := 1; i <= 10; i++ {
 				ids = append(ids, fmt.Sprintf("x%d", i))
 			}
-			send(t0, ids...)
+			if kind == "singles" {
+				for _, id := range ids {
+					send(t0, id)
+				}
+			} else {
+				send(t0, ids...)
+			}
 			send(t0, "z1", "z2")
 			cursors := make([]string, len(stores))
 			for i, st := range stores {
@@ -71,12 +79,17 @@ func TestScaleOrdersCursorIDReused(t *testing.T) {
 				if _, _, err := st.Complete(ctx, "p", []dispatch.Completion{{OrderID: "x3"}}, t0); err != nil {
 					t.Fatal(err)
 				}
+				if tc.again == "x4" {
+					if _, _, err := st.Complete(ctx, "p", []dispatch.Completion{{OrderID: "x4"}}, t0); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 			// x3's record leaves with the retention (a sweep runs with
 			// dispatches), then x3 comes again.
 			send(later, "y1")
-			if tc.reuse {
-				send(later, "x3")
+			if tc.again != "" {
+				send(later, tc.again)
 			}
 			var got [2]string
 			for i, st := range stores {

@@ -99,8 +99,9 @@ type cursor struct {
 
 // parseCursor reads a cursor of ListScaleOrders: "chunk+moves.orderId",
 // and since the anchors "~prev~next~far~own" after it, each empty (unknown),
-// "-" (none), "t" or "r" and a ref (hexadecimal), or "i", moves, "." and
-// an order id.
+// "-" (none), "t" or "r" and a ref (hexadecimal), "a" and a time, or
+// "i", moves, optionally "r" and a ref or "a" and a time, "." and an order
+// id.
 func parseCursor(s string) (c cursor, ok bool) {
 	s, anchors, any := strings.Cut(s, "~")
 	if any {
@@ -129,13 +130,25 @@ func validAnchor(a string) bool {
 		return true
 	}
 	switch a[0] {
-	case 't', 'r':
-		_, err := strconv.ParseUint(a[1:], 16, 52)
-		return err == nil
+	case 't', 'r', 'a':
+		return hexRef(a[1:])
 	case 'i':
 		mv, id, ok := strings.Cut(a[1:], ".")
+		if k := strings.IndexAny(mv, "ra"); k >= 0 {
+			if !hexRef(mv[k+1:]) {
+				return false
+			}
+			mv = mv[:k]
+		}
 		_, err := strconv.ParseUint(mv, 10, 52)
 		return ok && err == nil && dispatch.ValidID(id)
 	}
 	return false
+}
+
+// hexRef reports whether s is a ref or a time as the anchors write them:
+// hexadecimal digits (a time may be decimal ones), 1 to 16.
+func hexRef(s string) bool {
+	_, err := strconv.ParseUint(s, 16, 64)
+	return err == nil
 }

@@ -19,12 +19,13 @@
 --
 -- An anchor names an entry of the own index (own.lua) so that the entry can
 -- be found again: 't' and the ref of a token (a batch's refs are never
--- used again), 'i', the moves and '.' and the id of an order's own id (an
--- id that left and came back is at its chunk's end, with more moves: the
--- anchor then no longer holds), '-' none (the order's entry was the first,
+-- used again), 'i', the moves, the order's self (selfOf, below) and '.'
+-- and the id of an order's own id (an id that left and came back is at
+-- its chunk's end, with more moves, or another self: the anchor then no
+-- longer holds), '-' none (the order's entry was the first,
 -- or the last, of its chunk; the last only of a sealed chunk, which takes
--- no more entries), '' unknown; own is '', a token's or 'r' and a batch
--- ref (above). Entries keep
+-- no more entries), '' unknown; own is '', a token's or a self (below).
+-- Entries keep
 -- their order in a chunk, and new ones join only at the tail's end: next
 -- and what follows it in the chunk came after the cursor's order, and
 -- what follows prev or far, the order's entry gone, too. A page lists orders again only when the
@@ -48,19 +49,29 @@ function ENTRY.scaleOrders(A)
   -- when the order has left the chunk. An order that moved since the
   -- page was listed has left its place, even if it came back to this
   -- chunk: going on from its new place would skip the entries between.
-  -- The cursor's anchor own names the order's batch ref: 't' and the ref
-  -- of the token it was listed through, or 'r' and its record's ref when
-  -- it was listed by its own id ('' none, or a cursor made before the
-  -- anchors). A record of that id with another ref is another order of
-  -- the same id (ids are free again once their order has left), and the
-  -- token is found through its ref even once the order's record has left.
+  -- The cursor's anchor own names which order of that id it was: 't'
+  -- and the ref of the token it was listed through, or when it was listed
+  -- by its own id its self (selfOf: 'r' and its batch's ref, or 'a' and
+  -- its batch's time for a batch of one; '' for a cursor made before the
+  -- anchors). A record of that id that is another self is another order
+  -- (ids are free again once their order has left), and the token is
+  -- found through its ref even once the order's record has left.
+  local function selfOf(o)
+    if o.ref ~= '' then return 'r' .. o.ref end
+    local at = o.ath or o.at
+    return at and at ~= '' and 'a' .. at or ''
+  end
   local co, cx, cref = nil, nil, nil
-  local okind, oref = string.match(A[P.own] or '', '^([tr])(%x+)$')
+  local own = A[P.own] or ''
+  local oref = string.match(own, '^t(%x+)$')
+  local function same(o)
+    if own == '' then return true end
+    if oref then return o.ref == oref end
+    return selfOf(o) == own
+  end
   if skip then
     co = getOrder(skip)
-    if co and co.st == 'a' and co.comp == comp and co.mv == cmv and (not oref or co.ref == oref) then
-      cx, cref = ownAt(co)
-    end
+    if co and co.st == 'a' and co.comp == comp and co.mv == cmv and same(co) then cx, cref = ownAt(co) end
   end
   -- anchor reads an anchor: the entry it names as each finds it ("~ref."
   -- or an id), or nil when it names none that still holds; and whether it
@@ -69,9 +80,13 @@ function ENTRY.scaleOrders(A)
     local kind = string.sub(a, 1, 1)
     if kind == 't' then return '~' .. string.sub(a, 2) .. '.' end
     if kind ~= 'i' then return nil, a == '-' end
-    local mv, id = string.match(a, '^i(%d+)%.(.+)$')
+    local mv, self, id = string.match(a, '^i(%d+)([ra]%x+)%.(.+)$')
+    if not mv then mv, id = string.match(a, '^i(%d+)%.(.+)$') end
     local o = id and getOrder(id)
-    if o and o.st == 'a' and o.comp == comp and o.mv == tonumber(mv) and not select(2, ownAt(o)) then return id end
+    if o and o.st == 'a' and o.comp == comp and o.mv == tonumber(mv) and not select(2, ownAt(o))
+      and (not self or selfOf(o) == self) then
+      return id
+    end
   end
   local out, got, more, last, first = {}, 0, 0, '', true
   -- (the records read of orders that may be the anchors' ids: the
@@ -120,8 +135,8 @@ function ENTRY.scaleOrders(A)
       -- each and one batch's (own.lua), a chunk of ids OWN bytes of them.
       -- A chunk after the cursor's (it emptied) holds only later orders.
       skipping = false
-      local ref = okind == 't' and oref
-      if not ref and co and co.ref ~= '' and (not oref or co.ref == oref) then ref = co.ref end
+      local ref = oref
+      if not ref and co and co.ref ~= '' and same(co) then ref = co.ref end
       if ref then
         local done = each(take, ref, skip)
         if done ~= false then return done end
@@ -156,8 +171,8 @@ function ENTRY.scaleOrders(A)
     local _, r = ownAt(lastRec)
     if r then
       an[4] = 't' .. r
-    elseif lastRec.ref ~= '' then
-      an[4] = 'r' .. lastRec.ref
+    else
+      an[4] = selfOf(lastRec)
     end
     local e = r and '~' .. r .. '.' or out[#out - 1]
     local s = ',' .. lastList
@@ -184,7 +199,7 @@ function ENTRY.scaleOrders(A)
       local function enc(x)
         if string.byte(x, 1) == 126 then return 't' .. string.match(x, '^~(%x+)%.') end
         local o = here(x)
-        return o and 'i' .. fmt(o.mv) .. '.' .. x or ''
+        return o and 'i' .. fmt(o.mv) .. selfOf(o) .. '.' .. x or ''
       end
       local pe = before[#before]
       an[1] = pe and enc(pe) or '-'
