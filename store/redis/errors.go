@@ -181,6 +181,14 @@ func isBug(err error) bool {
 	return true
 }
 
+// raisedInScript reports whether err is an error that a running script
+// raised, its own or one of a command it called: Redis names the script
+// in it ("… script: dispatch_<hash>, on @user_function:<line>.").
+func raisedInScript(err error) bool {
+	msg, ok := replyText(err)
+	return ok && strings.Contains(msg, " script: ")
+}
+
 // notSent reports whether err proves that the last attempt of a command
 // never reached Redis: no connection could be made or taken from the pool.
 // After any other failure a script may have run. (ErrNotAnswering proves
@@ -211,6 +219,12 @@ func dispatchFailure(ctx context.Context, err error, req dispatch.DispatchReques
 	}
 	if errors.Is(err, ErrNotAnswering) {
 		return fmt.Errorf("%w: redis: %w", dispatch.ErrNotSent, err)
+	}
+	if !req.DryRun && raisedInScript(err) {
+		// Redis keeps what a script wrote before it raised: the batch, or
+		// those of a call of several that ran before (their tails and meta
+		// come at the call's end), may be applied.
+		return &dispatch.IndeterminateError{BatchID: req.BatchID, Err: fmt.Errorf("redis: %w", err)}
 	}
 	if req.DryRun || notSent(err) || isBug(err) {
 		return unavailable(err)

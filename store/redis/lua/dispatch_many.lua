@@ -6,7 +6,9 @@
 -- Arguments (DISPATCH_MANY, functions.go): m, then batches: m batches,
 --   each its argument count c and then the c arguments of dispatch.lua.
 -- Reply: m replies in batch order, each dispatch.lua's reply or
---   {'error', 'DISPATCH CODE detail'} for a batch that failed. A batch
+--   {'error', 'DISPATCH CODE detail'} for a batch that failed, or {'error',
+--   message} for one that raised a runtime error (which Go answers as
+--   such, not as a domain error). A batch
 --   refused with NORAND (no random numbers for a strategy that draws) stops
 --   the call: the later batches answer the same unrun, so that Go sends
 --   them all again, with the numbers, in their order.
@@ -26,7 +28,17 @@ function ENTRY.dispatchMany(A)
   for j = 1, m do
     local c = tonumber(A[o + 1])
     local r, new = norand, nil
-    if not r then r, new = dispatchBatch(A, o + 1, c, cx) end
+    if not r then
+      -- A runtime error of a batch (an invariant that does not hold, as
+      -- the waterfill's "no room although the pool counted some") fails
+      -- that batch alone, as in a call of its own: Redis keeps what the
+      -- batches before it wrote, so the call goes on, answers them and
+      -- writes their tails and meta below. (No invariant raises once the
+      -- batch has written its records; an error of redis.call is a table.)
+      local ok
+      ok, r, new = pcall(dispatchBatch, A, o + 1, c, cx)
+      if not ok then r, new = {err = tostring(type(r) == 'table' and r.err or r)}, nil end
+    end
     if new then
       now, ret, applied = cx.now, cx.ret, applied + 1
     elseif type(r) == 'table' and r.err then
