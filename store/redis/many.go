@@ -86,9 +86,12 @@ func (s *Store) dispatchMany(ctx context.Context, ph *poolHeads, reqs []dispatch
 	}
 	for i, req := range reqs {
 		r := &out[i]
-		if e, ok := rs[i].([]any); ok && len(e) == 2 && asString(e[0]) == "error" {
+		if e, ok := rs[i].([]any); ok && (len(e) == 2 || len(e) == 3) && asString(e[0]) == "error" {
 			se, ok := parseScriptError(asString(e[1]))
 			switch {
+			case len(e) == 3:
+				// a runtime error after the batch wrote: what it wrote stays
+				r.Err = &dispatch.IndeterminateError{BatchID: req.BatchID, Err: fmt.Errorf("redis: dispatch_many: %v", e[1])}
 			case !ok:
 				r.Err = fmt.Errorf("redis: dispatch_many: %v", e[1])
 			case se.code == codeNoRand:

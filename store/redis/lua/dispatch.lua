@@ -140,7 +140,7 @@ end
 local function dispatchBatch(A, o, c, cx)
   local bid, at, set = A[o + D.batchId], A[o + D.now], settingsOf(A[o + D.settings])
   local now, ret, dry = tonumber(at), set.ret, set.dry
-  cx.now, cx.ret, cx.dry = now, ret, dry
+  cx.now, cx.ret, cx.dry, cx.wrote = now, ret, dry, false
   local ikey, fp = A[o + D.idem], ''
   if ikey ~= '' then ikey, fp = string.sub(ikey, 1, IDEMKEYLEN), string.sub(ikey, IDEMKEYLEN + 1) end
   -- order i's id is A[ib + i], its key A[kb + i] (kb nil: no order has one)
@@ -245,7 +245,10 @@ local function dispatchBatch(A, o, c, cx)
     rnd, hashKey = orderPicks(A[o + D.rand], A, kb and A, ib, kb)
     maxCost = set.cost
   end
-  -- c1 is the Scale of a single order
+  -- c1 is the Scale of a single order. From here on the batch writes
+  -- (cx.wrote, which dispatch_many.lua reads when a batch raises: one that
+  -- raised before it is applied nowhere)
+  cx.wrote = not dry
   local plan, failed, c1, comps, cur, first
   if one then
     st.takeOne(one, dry)

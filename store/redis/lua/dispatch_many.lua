@@ -7,8 +7,9 @@
 --   each its argument count c and then the c arguments of dispatch.lua.
 -- Reply: m replies in batch order, each dispatch.lua's reply or
 --   {'error', 'DISPATCH CODE detail'} for a batch that failed, or {'error',
---   message} for one that raised a runtime error (which Go answers as
---   such, not as a domain error). A batch
+--   message} for one that raised a runtime error before it wrote (which Go
+--   answers as such, not as a domain error), {'error', message, 1} after
+--   (which Go answers as a batch that may have been applied). A batch
 --   refused with NORAND (no random numbers for a strategy that draws) stops
 --   the call: the later batches answer the same unrun, so that Go sends
 --   them all again, with the numbers, in their order.
@@ -30,19 +31,22 @@ function ENTRY.dispatchMany(A)
     local r, new = norand, nil
     if not r then
       -- A runtime error of a batch (an invariant that does not hold, as
-      -- the waterfill's "no room although the pool counted some") fails
-      -- that batch alone, as in a call of its own: Redis keeps what the
+      -- the waterfill's "no room although the pool counted some", or a
+      -- command that fails) ends that batch alone: Redis keeps what the
       -- batches before it wrote, so the call goes on, answers them and
-      -- writes their tails and meta below. (No invariant raises once the
-      -- batch has written its records; an error of redis.call is a table.)
+      -- writes their tails and meta below. The batch is answered failed
+      -- if it raised before it wrote (cx.wrote, dispatch.lua), else as
+      -- one that may have been applied: what it wrote stays, and its
+      -- tails and meta are written with the others'. (An error of
+      -- redis.call is a table.)
       local ok
       ok, r, new = pcall(dispatchBatch, A, o + 1, c, cx)
-      if not ok then r, new = {err = tostring(type(r) == 'table' and r.err or r)}, nil end
+      if not ok then r, new = {err = tostring(type(r) == 'table' and r.err or r), wrote = cx.wrote}, nil end
     end
     if new then
       now, ret, applied = cx.now, cx.ret, applied + 1
     elseif type(r) == 'table' and r.err then
-      r = {'error', r.err}
+      r = {'error', r.err, r.wrote and 1 or nil}
       if string.find(r[2], '^DISPATCH NORAND') then norand = r end
     end
     out[j] = r
