@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/dispatcher/dispatcher/dispatch"
 	"github.com/dispatcher/dispatcher/store/redis"
 	"github.com/dispatcher/dispatcher/store/redis/redistest"
@@ -24,10 +26,7 @@ import (
 // answers the first two as before, applying nothing twice.
 func TestManyRaiseMidCall(t *testing.T) {
 	ctx := context.Background()
-	c := newClient(t, redistest.Start(t))
-	st := redis.New(c, redis.Options{Retention: time.Hour})
-	t0 := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
-	healthPool(t, st, t0, dispatch.PoolSpec{})
+	c, st, t0 := raisePool(t)
 	four := int64(4)
 	if _, _, err := st.PutScale(ctx, "p", "A", dispatch.ScaleSpec{MaxOrders: &four}, t0); err != nil {
 		t.Fatal(err)
@@ -110,24 +109,13 @@ func TestManyRaiseMidCall(t *testing.T) {
 // its orders, which stay, are in their Scales' listings with the others'.
 func TestManyRaiseAfterWrites(t *testing.T) {
 	ctx := context.Background()
-	c := newClient(t, redistest.Start(t))
-	st := redis.New(c, redis.Options{Retention: time.Hour})
-	t0 := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
-	healthPool(t, st, t0, dispatch.PoolSpec{}, "A", "B")
+	c, st, t0 := raisePool(t, "A", "B")
 	if err := c.Set(ctx, poolKey("p", "bexp"), "x", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	var reqs []dispatch.DispatchRequest
 	for b, bid := range []string{"", "b-2", ""} {
-		req := dispatch.DispatchRequest{Pool: "p", Now: t0, MaxCost: dispatch.DefaultMaxCost, BatchID: bid}
-		for i := range 4 {
-			req.Orders = append(req.Orders, dispatch.OrderInput{ID: fmt.Sprintf("o%d-%d", b, i)})
-			req.Rand = append(req.Rand, uint64(i), uint64(i+1))
-		}
-		if bid == "" {
-			req.BatchID = st.BatchID(req)
-		}
-		reqs = append(reqs, req)
+		reqs = append(reqs, raiseBatch(st, t0, b, 4, bid))
 	}
 	res := st.DispatchMany(ctx, reqs)
 	for i, r := range res {
@@ -153,22 +141,13 @@ func TestManyRaiseAfterWrites(t *testing.T) {
 // naming it, not as failed: a call of several batches and a call of one.
 func TestRaiseAtCallEnd(t *testing.T) {
 	ctx := context.Background()
-	c := newClient(t, redistest.Start(t))
-	st := redis.New(c, redis.Options{Retention: time.Hour})
-	t0 := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
-	healthPool(t, st, t0, dispatch.PoolSpec{}, "A", "B")
+	c, st, t0 := raisePool(t, "A", "B")
 	if err := c.HSet(ctx, poolKey("p", "meta"), "n.d", "x").Err(); err != nil {
 		t.Fatal(err)
 	}
 	var reqs []dispatch.DispatchRequest
 	for b, n := range []int{3, 3, 1} {
-		req := dispatch.DispatchRequest{Pool: "p", Now: t0, MaxCost: dispatch.DefaultMaxCost}
-		for i := range n {
-			req.Orders = append(req.Orders, dispatch.OrderInput{ID: fmt.Sprintf("o%d-%d", b, i)})
-			req.Rand = append(req.Rand, uint64(i), uint64(i+1))
-		}
-		req.BatchID = st.BatchID(req)
-		reqs = append(reqs, req)
+		reqs = append(reqs, raiseBatch(st, t0, b, n, ""))
 	}
 	check := func(i int, err error) {
 		t.Helper()
@@ -187,4 +166,28 @@ func TestRaiseAtCallEnd(t *testing.T) {
 	}
 	_, _, err := st.Dispatch(ctx, reqs[2])
 	check(2, err)
+}
+
+// raiseBatch is batch b of n orders "o<b>-<i>" at t0, with batch id bid,
+// or named after its first order when bid is empty.
+func raiseBatch(st *redis.Store, t0 time.Time, b, n int, bid string) dispatch.DispatchRequest {
+	req := dispatch.DispatchRequest{Pool: "p", Now: t0, MaxCost: dispatch.DefaultMaxCost, BatchID: bid}
+	for i := range n {
+		req.Orders = append(req.Orders, dispatch.OrderInput{ID: fmt.Sprintf("o%d-%d", b, i)})
+		req.Rand = append(req.Rand, uint64(i), uint64(i+1))
+	}
+	if bid == "" {
+		req.BatchID = st.BatchID(req)
+	}
+	return req
+}
+
+// raisePool starts a Redis with pool p of Scales ids, which it returns
+// with its client, its store (retention 1h) and the time of its tests.
+func raisePool(t *testing.T, ids ...string) (goredis.UniversalClient, *redis.Store, time.Time) {
+	c := newClient(t, redistest.Start(t))
+	st := redis.New(c, redis.Options{Retention: time.Hour})
+	t0 := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+	healthPool(t, st, t0, dispatch.PoolSpec{}, ids...)
+	return c, st, t0
 }
