@@ -57,8 +57,11 @@ local function callMeta()
   if not m[1] then return nil, fail('NOPOOL') end
   if m[4] ~= LAYOUT then return nil, fail('LAYOUT') end
   local u, r = num(m[2]) or 0, num(m[3]) or 0
+  -- (every field a call sets is made here, false until set: a field added
+  -- later can make Lua grow the table's hash part, a rehash of it per call)
   return {s = m[1], u = u, r = r, u0 = u, r0 = r, bn = m[5], bn0 = m[5],
-    sw = m[6], sw0 = m[6], hd = m[7], hd0 = m[7], n = 0}
+    sw = m[6], sw0 = m[6], hd = m[7], hd0 = m[7], n = 0,
+    now = false, ret = false, dry = false, wrote = false, many = false, own = false, wf = false}
 end
 
 -- metaFlush writes what the call changed in meta: n.d by HINCRBY, and one
@@ -172,7 +175,7 @@ local function dispatchBatch(A, o, c, cx)
   -- ownPend, as its own tail is written with its records)
   if cx.own and n == 1 then
     ownPend.flush(cx.own)
-    cx.own = nil
+    cx.own = false
   end
   -- (and the call's elig, waterfill.lua's wfPend, which its pick reads)
   if cx.wf and n == 1 then wfPend.flush(cx.wf) end
