@@ -187,6 +187,9 @@ func (kc *keptConn) readAnswer(req *http.Request, resp *bytes.Buffer) (status in
 	if _, err := kc.r.Peek(1); err != nil {
 		return 0, false, err
 	}
+	if status, keep, ok, err := plainAnswer(kc.r, req, resp); ok {
+		return status, keep, err
+	}
 	for {
 		res, err := http.ReadResponse(kc.r, req)
 		if err != nil {
