@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 
 // front is the outer middleware of every request, in one step so that a
 // request is copied once (one context, one WithContext) rather than once per
-// concern. It gives the request its id (the client's X-Request-Id when
+// concern; it goes in front of chi (New) and gives chi its route context. It gives the request its id (the client's X-Request-Id when
 // validRequestID accepts it, a generated one otherwise) and echoes it in the
 // X-Request-Id response header; it bounds the request's context, and so
 // every store call made with it, by timeout (a store call that runs past it
@@ -42,6 +43,10 @@ func (s *server) front(timeout time.Duration, stream func(*http.Request) bool) f
 			if d > 0 {
 				defer ctx.end()
 			}
+			rctx := routeContexts.Get().(*chi.Context)
+			rctx.Reset()
+			rctx.Routes = s.mux
+			ctx.route = rctx
 			st := &ctx.st
 			if id := headerOf(r.Header, requestIDHeader); validRequestID(id) {
 				st.id = id
@@ -54,9 +59,15 @@ func (s *server) front(timeout time.Duration, stream func(*http.Request) bool) f
 			st.w.ResponseWriter = w
 			next.ServeHTTP(&st.w, r)
 			s.observe(r, st, st.w.code, time.Since(start))
+			routeContexts.Put(rctx) // as chi does once its handler returns
 		})
 	}
 }
+
+// routeContexts are chi's route contexts, which front puts in its
+// requests' contexts (reqContext.Value) for chi to use: kept from request
+// to request as chi keeps its own, with the room their lists have grown.
+var routeContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
 
 // statusWriter is the ResponseWriter that front passes on: it notes the
 // status answered, as middleware.WrapResponseWriter does, for the log and

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dispatcher/dispatcher/dispatch"
+	"github.com/go-chi/chi/v5"
 )
 
 // reqContext is a dispatch.CancelWaiter.
@@ -30,7 +31,8 @@ var _ dispatch.CancelWaiter = (*reqContext)(nil)
 type reqContext struct {
 	parent   context.Context
 	st       reqState
-	deadline time.Time // zero for a stream: the parent's deadline, if any
+	route    *chi.Context // chi's route context (chi.RouteCtxKey), set by front
+	deadline time.Time    // zero for a stream: the parent's deadline, if any
 
 	mu    sync.Mutex
 	timed atomic.Pointer[timedContext] // set once, by arm
@@ -142,7 +144,8 @@ func (c *reqContext) Err() error {
 	return nil
 }
 
-// Value returns the request's reqState for stateKey, and otherwise the
+// Value returns the request's reqState for stateKey, chi's route context
+// for chi.RouteCtxKey once front has set it, and otherwise the
 // armed context's value (so that the contexts derived from this one find
 // its cancellation), or the parent's. It does not read the clock: chi's
 // route context is looked up several times a request, and a clock read
@@ -151,6 +154,9 @@ func (c *reqContext) Err() error {
 func (c *reqContext) Value(key any) any {
 	if _, ok := key.(stateKey); ok {
 		return &c.st
+	}
+	if key == chi.RouteCtxKey && c.route != nil {
+		return c.route
 	}
 	if t := c.timed.Load(); t != nil {
 		return t.ctx.Value(key)

@@ -140,8 +140,21 @@ func New(svc *dispatch.Service, opts Options) http.Handler {
 	}
 	s.watchers = newHub(svc.Snapshot, s.encodeSnapshot, opts.MaxWatchers, opts.RequestTimeout)
 	s.routes()
-	return s.mux
+	return router{Mux: s.mux, front: s.front(s.timeout, isWatch)(s.mux)}
 }
+
+// router is the API's handler: chi's router (its routes, for chi.Walk)
+// with front in front of it rather than in its middleware. front's request
+// context holds chi's route context (reqContext.Value), and chi, finding
+// one, does not add its own with context.WithValue and a copy of the
+// request (r.WithContext): a request copied once instead of twice.
+type router struct {
+	*chi.Mux
+	front http.Handler
+}
+
+// ServeHTTP serves r through front.
+func (h router) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.front.ServeHTTP(w, r) }
 
 // routes registers every endpoint, grouped by the role that may call it;
 // each group checks its role with require.
@@ -149,7 +162,7 @@ func (s *server) routes() {
 	r := s.mux
 	// middleware.GetHead: HEAD goes wherever GET does (RFC 9110 §9.3.2),
 	// for load balancers' and uptime checkers' probes.
-	r.Use(s.front(s.timeout, isWatch), s.recoverPanics, middleware.GetHead)
+	r.Use(s.recoverPanics, middleware.GetHead) // behind front (New)
 	r.NotFound(s.handle(s.notFound))
 	r.MethodNotAllowed(s.handle(s.methodNotAllowed))
 
