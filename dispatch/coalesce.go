@@ -85,6 +85,7 @@ type pending struct {
 	deadline time.Time
 	wake     chan struct{}
 	woken    bool // guarded by coalescer.mu
+	slot     int  // its index in its queue's sleepers, guarded by coalescer.mu
 }
 
 // dispatch sends req, alone or with others, and waits for its result, or
@@ -130,7 +131,7 @@ func (c *coalescer) dispatch(ctx context.Context, req DispatchRequest) (Dispatch
 		q.waiting = slices.DeleteFunc(q.waiting, func(x *pending) bool { return x == p })
 	}
 	if p.wake != nil {
-		q.sleepers = slices.DeleteFunc(q.sleepers, func(x *pending) bool { return x == p })
+		q.unwatch(p)
 	}
 	c.mu.Unlock()
 	switch {
@@ -162,11 +163,24 @@ func (c *coalescer) watch(q *queue, p *pending) CancelWaiter {
 	}
 	p.deadline = d
 	p.wake = make(chan struct{})
+	p.slot = len(q.sleepers)
 	q.sleepers = append(q.sleepers, p)
 	if q.timerAt.IsZero() || d.Before(q.timerAt) {
 		c.armExpiry(q, d)
 	}
 	return cw
+}
+
+// unwatch takes p from q's sleepers: the last one takes its place (their
+// order does not matter to expire), so that a request leaving does not
+// scan the queue under c.mu. The caller holds c.mu.
+func (q *queue) unwatch(p *pending) {
+	last := len(q.sleepers) - 1
+	moved := q.sleepers[last]
+	q.sleepers[p.slot] = moved
+	moved.slot = p.slot
+	q.sleepers[last] = nil
+	q.sleepers = q.sleepers[:last]
 }
 
 // armExpiry arms q's timer for d. The caller holds c.mu.
@@ -183,9 +197,8 @@ func (c *coalescer) armExpiry(q *queue, d time.Time) {
 // for the earliest deadline of the others. A sleeper that left before its
 // deadline leaves the timer armed for it: it then fires early and is armed
 // again. It reads every sleeper of q under c.mu, and each woken one removes
-// itself from q's lists: work in the length of the queue, as a request
-// that leaves its queue already does (a fire about once per request
-// timeout, unless deadlines pass).
+// itself from q's lists: work in the length of the queue (a fire about
+// once per request timeout, unless deadlines pass).
 func (c *coalescer) expire(q *queue) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
