@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/dispatcher/dispatcher/dispatch"
 )
@@ -95,6 +96,7 @@ func writeBatch(w http.ResponseWriter, r *http.Request, status int, b dispatch.B
 	buf := append(appendBatch((*bp)[:0], b), '\n')
 	h := w.Header()
 	h["Content-Type"] = jsonType
+	h["Date"] = dateHeader(time.Now())
 	if len(buf) >= autoLengthBelow {
 		h["Content-Length"] = []string{strconv.Itoa(len(buf))}
 	}
