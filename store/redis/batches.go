@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dispatcher/dispatcher/balancing"
@@ -93,11 +94,16 @@ func keyed(orders []dispatch.OrderInput) bool {
 func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest, floor time.Duration, draws bool) ([]any, error) {
 	// A batch named after its order (BatchID) goes as ':' and its tag,
 	// which no other form begins with.
+	// Such a batch has no Idempotency-Key: when it has several orders, the
+	// key's argument holds '|' and their ids joined by ',', which its
+	// assignments keep as they come (layout 9: the script makes no string
+	// of them).
 	bid := packBatchID(req.BatchID)
+	key, fp := idemArgs(req)
 	if tag, ok := s.namedTag(&req); ok && !req.DryRun {
 		bid = ":" + tag
+		key, fp = joinIDs(req.Orders), ""
 	}
-	key, fp := idemArgs(req)
 	hasKeys := keyed(req.Orders)
 	args = append(args, bid, ms(req.Now), s.settingsArg(req, floor, hasKeys), key+fp)
 	args, err := appendRand(args, req, draws)
@@ -117,6 +123,28 @@ func (s *Store) dispatchArgs(args []any, req dispatch.DispatchRequest, floor tim
 		}
 	}
 	return args, nil
+}
+
+// joinIDs is '|' and the ids of orders joined by ',', or "" for fewer
+// than two orders.
+func joinIDs(orders []dispatch.OrderInput) string {
+	if len(orders) < 2 {
+		return ""
+	}
+	n := len(orders)
+	for i := range orders {
+		n += len(orders[i].ID)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteByte('|')
+	for i := range orders {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(orders[i].ID)
+	}
+	return b.String()
 }
 
 // settingsArg is the "settings" argument of lua/dispatch.lua for req:
@@ -157,9 +185,11 @@ func flag(v bool) byte {
 
 // decodeDispatch reads the reply of lua/dispatch.lua for req: the batch and
 // whether it is a replay. The reply is the record of req's own batch (the
-// id req.BatchID; none for a dry run), as one string or as its head and
-// its pairs, {"createdAt|expiresAt|strategy", "orderId,compId,…"}; or
-// {"replay", batch id, record}.
+// id req.BatchID; none for a dry run), as one string or, for a batch of
+// several without a batch record, as its head and its orders' Scales in
+// their order, {"createdAt|expiresAt|strategy", "compId,…"}, after which
+// a batch named after its first order has ",|" and the ids it was sent
+// (its stored assignments, layout 9); or {"replay", batch id, record}.
 func decodeDispatch(req dispatch.DispatchRequest, v any) (dispatch.Batch, bool, error) {
 	bid := req.BatchID
 	if req.DryRun {
@@ -173,10 +203,19 @@ func decodeDispatch(req dispatch.DispatchRequest, v any) (dispatch.Batch, bool, 
 	r, _ := v.([]any)
 	if len(r) == 2 {
 		head, ok1 := r[0].(string)
-		pairs, ok2 := r[1].(string)
+		comps, ok2 := r[1].(string)
 		if ok1 && ok2 {
-			b, err := decodeBatchOf(req.Pool, bid, head, pairs, req.Orders)
-			return b, false, err
+			b, ok := batchHead(req.Pool, bid, head)
+			if !ok {
+				return dispatch.Batch{}, false, fmt.Errorf("redis: batch %q: bad record", bid)
+			}
+			comps, _, _ = strings.Cut(comps, ",|")
+			as, err := assignmentsTo(bid, comps, req.Orders)
+			if err != nil {
+				return dispatch.Batch{}, false, err
+			}
+			b.Assignments = as
+			return b, false, nil
 		}
 	}
 	if len(r) != 3 || asString(r[0]) != "replay" {

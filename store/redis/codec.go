@@ -129,14 +129,8 @@ func decodeBatchOf(pool, batchID, head, pairs string, orders []dispatch.OrderInp
 	bad := func() (dispatch.Batch, error) {
 		return dispatch.Batch{}, fmt.Errorf("redis: batch %q: bad record", batchID)
 	}
-	created, rest, ok1 := strings.Cut(head, "|")
-	_, strategy, ok2 := strings.Cut(rest, "|")
-	if !ok1 || !ok2 || strings.IndexByte(strategy, '|') >= 0 {
-		return bad()
-	}
-	var p ints
-	b := dispatch.Batch{ID: batchID, Pool: pool, Strategy: dispatch.Strategy(strategy), CreatedAt: p.time(created)}
-	if p.err != nil {
+	b, ok := batchHead(pool, batchID, head)
+	if !ok {
 		return bad()
 	}
 	if as, ok := assignmentsOf(pairs, orders); ok {
@@ -154,6 +148,34 @@ func decodeBatchOf(pool, batchID, head, pairs string, orders []dispatch.OrderInp
 		a.CompID, pairs, _ = strings.Cut(pairs, ",")
 	}
 	return b, nil
+}
+
+// batchHead is the batch of a record's head, "createdAt|expiresAt|strategy"
+// (splitRecord), without its assignments, and whether head is one.
+func batchHead(pool, batchID, head string) (dispatch.Batch, bool) {
+	created, rest, ok1 := strings.Cut(head, "|")
+	_, strategy, ok2 := strings.Cut(rest, "|")
+	if !ok1 || !ok2 || strings.IndexByte(strategy, '|') >= 0 {
+		return dispatch.Batch{}, false
+	}
+	var p ints
+	b := dispatch.Batch{ID: batchID, Pool: pool, Strategy: dispatch.Strategy(strategy), CreatedAt: p.time(created)}
+	return b, p.err == nil
+}
+
+// assignmentsTo pairs orders, in their order, with comps, their Scales
+// "compId,…" as a dispatch of a batch of several answers them (layout 9).
+func assignmentsTo(batchID, comps string, orders []dispatch.OrderInput) ([]dispatch.Assignment, error) {
+	if len(orders) == 0 || strings.Count(comps, ",") != len(orders)-1 {
+		return nil, fmt.Errorf("redis: batch %q: %d orders, Scales %q", batchID, len(orders), comps)
+	}
+	as := make([]dispatch.Assignment, len(orders))
+	for i := range orders {
+		c, rest, _ := strings.Cut(comps, ",")
+		as[i] = dispatch.Assignment{OrderID: orders[i].ID, CompID: c}
+		comps = rest
+	}
+	return as, nil
 }
 
 // assignmentsOf reads the pairs "orderId,compId,…" of ids when they name

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/dispatcher/dispatcher/dispatch"
@@ -10,7 +11,7 @@ import (
 // TestDecodeBatchOf: reading a dispatch's reply with the request's orders
 // at hand gives what decodeBatch gives, whether the record names those
 // orders in their order or not, and dispatch.lua's reply in two
-// ({head, pairs}) reads as the record.
+// ({head, Scales}, layout 9) reads as the record with the orders' ids.
 func TestDecodeBatchOf(t *testing.T) {
 	orders := func(ids ...string) []dispatch.OrderInput {
 		o := make([]dispatch.OrderInput, len(ids))
@@ -45,15 +46,39 @@ func TestDecodeBatchOf(t *testing.T) {
 			if (err == nil) != (werr == nil) || !reflect.DeepEqual(got, want) {
 				t.Errorf("record %q, orders %v: %+v, %v; decodeBatch %+v, %v", rec, req, got, err, want, werr)
 			}
-			// dispatch.lua's reply, as one string or in two
+			// dispatch.lua's reply as one string
 			dr := dispatch.DispatchRequest{Pool: "p", BatchID: "b-1", Orders: req}
-			for _, reply := range []any{rec, []any{head, pairs}} {
-				if _, two := reply.([]any); two && head == "" {
-					continue
+			got, replayed, err := decodeDispatch(dr, rec)
+			if (err == nil) != (werr == nil) || replayed || !reflect.DeepEqual(got, want) {
+				t.Errorf("reply %q, orders %v: %+v, %v, %v; decodeBatch %+v, %v", rec, req, got, replayed, err, want, werr)
+			}
+			// … or in two, {head, "compId,…"} and a named batch's
+			// {head, "compId,…,|orderId,…"} (layout 9), which read
+			// as the record when they name req's orders, and fail
+			// when their Scales are not as many as req's orders
+			if werr != nil || head == "" {
+				continue
+			}
+			var ids, comps []string
+			for _, a := range want.Assignments {
+				ids, comps = append(ids, a.OrderID), append(comps, a.CompID)
+			}
+			cs := strings.Join(comps, ",")
+			for _, two := range []string{cs, cs + ",|" + strings.Join(ids, ",")} {
+				got, replayed, err := decodeDispatch(dr, []any{head, two})
+				var names []string
+				for _, o := range req {
+					names = append(names, o.ID)
 				}
-				got, replayed, err := decodeDispatch(dr, reply)
-				if (err == nil) != (werr == nil) || replayed || !reflect.DeepEqual(got, want) {
-					t.Errorf("reply %q, orders %v: %+v, %v, %v; decodeBatch %+v, %v", reply, req, got, replayed, err, want, werr)
+				switch {
+				case len(req) != len(comps):
+					if err == nil {
+						t.Errorf("reply {%q, %q}, orders %v: %+v, want an error", head, two, req, got)
+					}
+				case strings.Join(names, ",") == strings.Join(ids, ","):
+					if err != nil || replayed || !reflect.DeepEqual(got, want) {
+						t.Errorf("reply {%q, %q}, orders %v: %+v, %v, %v; want %+v", head, two, req, got, replayed, err, want)
+					}
 				}
 			}
 		}

@@ -84,8 +84,10 @@
 //	ref    batchId|createdAt|orders (what a batch's orders share), or
 //	       for a batch named after its first order (layout 7)
 //	       :<tag><strategy>|createdAt|orders|first orderId (createdAt
-//	       hexadecimal), its assignments beside it ("|p" and the ref:
-//	       orderId,compId,…) as long as the ref
+//	       hexadecimal), its assignments beside it as long as the ref
+//	       ("|p" and the ref): its orders' Scales and then their ids,
+//	       in the same order (layout 9; the ids as the store sent them)
+//	       compId,…,compId,|orderId,…,orderId
 //	own    tail  tailChunk|lowChunk|prev|entry,entry,…,
 //	       chunk prev|next|entry,entry,…,
 //	       (hexadecimal; an entry is an order id or, for a batch named

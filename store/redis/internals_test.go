@@ -136,15 +136,20 @@ func checkOwnIndex(t testing.TB, c goredis.UniversalClient, st dispatch.Store, p
 				if k >= 16 && (!isSealed || ei != len(entries)-1) {
 					t.Errorf("own index of %s: token %s of %d orders is not the last entry of a sealed chunk: chunk %s %q", comp, e, k, chunk, list)
 				}
+				// "compId,…,compId,|orderId,…,orderId" (layout 9)
 				pairs, err := c.HGet(ctx, orders, "|p"+ref).Result()
 				if err != nil || k <= 0 {
 					t.Fatalf("own index of %s: token %s of assignments %q: %v", comp, e, pairs, err)
 				}
+				cs, ds, ok := strings.Cut(pairs, ",|")
+				cf, df := strings.Split(cs, ","), strings.Split(ds, ",")
+				if !ok || len(cf) != len(df) {
+					t.Fatalf("own index of %s: token %s of assignments %q: not as many Scales as ids", comp, e, pairs)
+				}
 				ids = nil
-				pf := strings.Split(pairs, ",")
-				for i := 0; i+1 < len(pf); i += 2 {
-					if pf[i+1] == comp {
-						ids = append(ids, pf[i])
+				for i := range cf {
+					if cf[i] == comp {
+						ids = append(ids, df[i])
 					}
 				}
 			}

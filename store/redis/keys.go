@@ -32,9 +32,10 @@ const (
 	// of several named after its first order (layout 7, batchid.go) has no
 	// batch record: its ref is ":<tag><strategy code>|createdAt ms in
 	// hexadecimal|orders|first orderId", and fieldPairs+ref →
-	// "orderId,compId,…" its assignments as first answered, kept with the
-	// ref, until its last order leaves (the own index's tokens read them,
-	// layout 8), and fieldIdem+the first 12 bytes of the SHA-256 of an
+	// "compId,…,compId,|orderId,…,orderId" its assignments as first
+	// answered, its orders' Scales and then their ids, in the same order
+	// (layout 9), kept with the ref, until its last order leaves (the own
+	// index's tokens read them, layout 8), and fieldIdem+the first 12 bytes of the SHA-256 of an
 	// Idempotency-Key → batchId and the first 8 bytes of the SHA-256 of
 	// the request's fingerprint (idem.go), held while the batch it names
 	// is; and the own index, each Scale's assigned orders, oldest first,
@@ -176,7 +177,7 @@ var poolFields = []string{
 // build reads and writes, in meta's metaLayout. Pools of earlier layouts
 // have another or none: a dispatch refuses them (the other calls fail on
 // their records), see docs/operations.md, Upgrades.
-const layout = "8"
+const layout = "9"
 
 // poolPrefix is what every key of pool begins with.
 func poolPrefix(pool string) string { return "dispatch:{pool:" + pool + "}:" }

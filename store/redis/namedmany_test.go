@@ -135,7 +135,7 @@ func TestNamedStaleFirstOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if all["|p1"] != "m1,A,m2,A" {
+	if all["|p1"] != "A,A,|m1,m2" {
 		t.Errorf("the old batch's assignments after its first order was replaced: %v", all)
 	}
 	checkOwnIndex(t, c, st, "p")

@@ -4,7 +4,7 @@
 --
 -- KEYS: the pool's keys (lib.lua).
 -- Arguments (DISPATCH, functions.go's fnDispatch, batches.go's
---   dispatchArgs; argument a is A[o + D.a], o the batch's offset, 0 for a
+--   dispatchArgs; argument a is A[o + DISPATCH.a], o the batch's offset, 0 for a
 --   call of one batch): batchId (for a batch named after its order,
 --   batchid.go, ':' and its tag), now ms, settings (the same string call
 --   after call, settingsOf: "retention|idemTTL|maxCost|floor|dry|keyed",
@@ -14,7 +14,10 @@
 --   '1' a dry run, keyed '1' when the keys follow the ids; then '|' and
 --   an order id that repeats when one does, which fails the batch with
 --   DUP), idem (the idempotency key's hash, IDEMKEYLEN bytes, and its
---   fingerprint's, 8 bytes, joined; '' none; idem.go), rand (2n random
+--   fingerprint's, 8 bytes, joined; '' none; idem.go; for a batch named
+--   after its first order, which has no key, '|' and its order ids joined
+--   by ',' when it has several, which its assignments keep: layout 9),
+--   rand (2n random
 --   integers below 2^53, each in RANDDIGITS hex digits, two per order:
 --   randPair; '' none, which a strategy that draws, RANDOM, refuses with
 --   NORAND), then orders: the n order ids, and when keyed the n order
@@ -47,8 +50,6 @@
 -- the batch refs' counter bn, the free-room aggregates u and r, and the
 -- times sw and hd that let a call skip the sweep and the settling while
 -- nothing is due. dispatch_many.lua shares them among its batches.
-
-local D = DISPATCH
 
 -- callMeta reads what a dispatch call needs of meta, or returns nil and an
 -- error reply (NOPOOL, LAYOUT).
@@ -136,27 +137,33 @@ local function heldOrders(held, A, ib, n)
   return true
 end
 
--- dispatchBatch assigns the batch of the c arguments A[o + D.batchId …] in
+-- dispatchBatch assigns the batch of the c arguments A[o + DISPATCH.batchId …] in
 -- call cx (callMeta) and records it; it returns its reply and true, or a
 -- reply of a batch it did not record now (an error having written nothing
 -- of the batch).
 local function dispatchBatch(A, o, c, cx)
-  local bid, at, set = A[o + D.batchId], A[o + D.now], settingsOf(A[o + D.settings])
+  local bid, at, set = A[o + DISPATCH.batchId], A[o + DISPATCH.now], settingsOf(A[o + DISPATCH.settings])
   local now, ret, dry = tonumber(at), set.ret, set.dry
   cx.now, cx.ret, cx.dry, cx.wrote = now, ret, dry, false
-  local ikey, fp = A[o + D.idem], ''
-  if ikey ~= '' then ikey, fp = string.sub(ikey, 1, IDEMKEYLEN), string.sub(ikey, IDEMKEYLEN + 1) end
+  -- A batch named after its order (batchid.go) comes as ':' and its tag,
+  -- and lives in its order's record (records.lua); it has no key, and
+  -- the key's argument holds '|' and its ids joined (idl), which its
+  -- assignments keep.
+  local tag = string.byte(bid, 1) == 58 and string.sub(bid, 2)
+  local ikey, fp, idl = A[o + DISPATCH.idem], '', ''
+  if tag then
+    idl, ikey = ikey, ''
+  elseif ikey ~= '' then
+    ikey, fp = string.sub(ikey, 1, IDEMKEYLEN), string.sub(ikey, IDEMKEYLEN + 1)
+  end
   -- order i's id is A[ib + i], its key A[kb + i] (kb nil: no order has one)
-  local ib, n, kb = o + D.orders - 1, c - D.orders + 1, nil
+  local ib, n, kb = o + DISPATCH.orders - 1, c - DISPATCH.orders + 1, nil
   if set.keyed then n = n / 2; kb = ib + n end
   local id1 = n > 0 and A[ib + 1] or nil
   local staleBid
   settleFor(cx, now)
 
   if not dry and bid == '' then return fail('INVALID', 'a batch needs an id') end
-  -- A batch named after its order (batchid.go) comes as ':' and its tag,
-  -- and lives in its order's record (records.lua).
-  local tag = string.byte(bid, 1) == 58 and string.sub(bid, 2)
   -- One read for the batch id, the Idempotency-Key and the orders (they
   -- share K.orders, records.lua): held = {batch, key, order 1, …}, the
   -- key's field '' when there is none. A batch of several reads its
@@ -244,8 +251,8 @@ local function dispatchBatch(A, o, c, cx)
   if not (st and st.plan) then -- (a plan of the whole batch takes neither)
     -- (Go sends no numbers while it believes the strategy draws none:
     -- NORAND, before any write of the batch, and it sends them again)
-    if RANDOM[strategy] and A[o + D.rand] == '' then return fail('NORAND', strategy) end
-    rnd, hashKey = orderPicks(A[o + D.rand], A, kb and A, ib, kb)
+    if RANDOM[strategy] and A[o + DISPATCH.rand] == '' then return fail('NORAND', strategy) end
+    rnd, hashKey = orderPicks(A[o + DISPATCH.rand], A, kb and A, ib, kb)
     maxCost = set.cost
   end
   -- c1 is the Scale of a single order. From here on the batch writes
@@ -269,11 +276,26 @@ local function dispatchBatch(A, o, c, cx)
 
   -- (a single order's assignment goes into its records' strings as they
   -- are made: a string less)
-  -- (eight orders a concatenation: Lua's .. copies its operands in one
-  -- pass, where table.concat takes each field through its buffer, and
-  -- needed a list of 2n first: 0.2k instructions an order less, red25)
-  local pairs_
-  if n > 1 then
+  -- A batch of several answers its Scales, "compId,…" in its orders'
+  -- order (scs), which Go pairs with the ids it sent. A batch named after
+  -- its first order keeps them with its ids after them as Go joined them
+  -- (idl, "|orderId,…"): "compId,…,compId,|orderId,…" (layout 9), one
+  -- string that Lua makes, which is also its answer. Only a batch record
+  -- (a UUID or an Idempotency-Key) holds the pairs, "orderId,compId,…"
+  -- (pairs_), eight orders a concatenation: Lua's .. copies its operands
+  -- in one pass, where table.concat takes each field through its buffer
+  -- (red25). (Redis's Lua hashes every byte of every string it makes,
+  -- about ten instructions a byte: rec26.)
+  local scs, pairs_
+  if n > 1 and tag then
+    -- (a caller that did not join the ids: joined here)
+    if idl == '' then idl = '|' .. table.concat(A, ',', ib + 1, ib + n) end
+    comps[n + 1] = idl
+    scs = table.concat(comps, ',', 1, n + 1)
+  elseif n > 1 then
+    scs = table.concat(comps, ',', 1, n)
+  end
+  if n > 1 and not (tag or dry) then
     local parts, np, i = {}, 0, 1
     while i + 7 <= n do
       local j = ib + i
@@ -292,7 +314,7 @@ local function dispatchBatch(A, o, c, cx)
   end
   if dry then
     if n == 1 then return at .. '|0|' .. strategy .. '|' .. id1 .. ',' .. c1 end
-    return {at .. '|0|' .. strategy, pairs_}
+    return {at .. '|0|' .. strategy, scs}
   end
 
   local window = ret
@@ -300,12 +322,12 @@ local function dispatchBatch(A, o, c, cx)
   local exp = now + math.max(window, set.floor)
   local expS = fmt(exp)
   -- (a batch of several named after its first order has no record: its
-  -- reply is the record in two, which spares Lua the copy of its pairs)
+  -- reply is its head and its assignments, scs)
   local rec, reply
   if n == 1 then
     rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. id1 .. ',' .. c1
   elseif tag then
-    reply = {at .. '|' .. expS .. '|' .. strategy, pairs_}
+    reply = {at .. '|' .. expS .. '|' .. strategy, scs}
   else
     rec = at .. '|' .. expS .. '|' .. strategy .. '|' .. pairs_
   end
@@ -381,13 +403,14 @@ local function dispatchBatch(A, o, c, cx)
       -- record of its own expires)
       okv[k + 1] = RFIELD .. ref
       okv[k + 2] = ':' .. tag .. STRATCODE[strategy] .. '|' .. hex(now) .. '|' .. fmt(n) .. '|' .. id1
-      okv[k + 3], okv[k + 4] = PFIELD .. ref, pairs_
+      okv[k + 3], okv[k + 4] = PFIELD .. ref, scs
       q = nil
     else
       okv[k + 1], okv[k + 2], okv[k + 3], okv[k + 4] = RFIELD .. ref, bid .. '|' .. at .. '|' .. fmt(n), bf, rec
     end
     if ikey ~= '' then
-      okv[k + 5], okv[k + 6] = kf, bid .. fp
+      k = #okv
+      okv[k + 1], okv[k + 2] = kf, bid .. fp
       q, entry = K.iexp, expS .. '|' .. ikey
     end
     k = #okv

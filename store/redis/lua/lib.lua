@@ -17,7 +17,7 @@
 -- the expired records one call removes from each queue; CALLMS, how long
 -- a call's reply is kept for a re-send (ms) when its token does not say
 -- (callPut, resend.go's maxResend); LAYOUT, the layout of a pool's keys and
--- records (keys.go) in meta field lv; BFIELD, RFIELD, IFIELD, the
+-- records (keys.go) in meta field lv; BFIELD, RFIELD, PFIELD, IFIELD, the
 -- prefixes of the fields of K.orders that are not orders; MAXCOUNT, the most orders a Scale
 -- holds (DESIGN §1); RANDDIGITS, the width of a random number; RANDOM,
 -- the strategies that draw random numbers (balancing.Strategy.Random);

@@ -190,34 +190,10 @@ local function entryOrders(comp, x, e, ids, recs, after)
   if string.byte(e, 1) == 126 then -- '~', a token
     ref = string.match(e, '^~(%x+)%.')
     cand = {}
-    local pv = redis.call('HGET', K.orders, PFIELD .. ref) or ''
-    -- The orders whose compId is comp: each ",comp," found (a search in C,
-    -- not a string per pair), and ",comp" at the end, and the id before
-    -- it (ids are at most 128 bytes). An order id equal to comp is found
-    -- too, with the compId before it taken for an id: that candidate names
-    -- no order of the token (the records below drop it) unless it is one,
-    -- found twice; then the pairs are read one by one instead.
-    local pat, seen, at, last = ',' .. comp .. ',', {}, 1, #pv - #comp
-    if last < 2 or string.sub(pv, last) ~= ',' .. comp then last = nil end
-    while true do
-      local p = string.find(pv, pat, at, true) or last
-      if not p then break end
-      if p == last then last = nil end
-      -- (anchored: the match backs off to the last ',' once, where an
-      -- unanchored '([^,]*)$' would try every start)
-      local before = string.sub(pv, p > 129 and p - 129 or 1, p - 1)
-      local oid = string.match(before, '^.*,([^,]*)$') or before
-      if seen[oid] then
-        cand = {}
-        for id, c in string.gmatch(pv .. ',', '([^,]+),([^,]+),') do
-          if c == comp then cand[#cand + 1] = id end
-        end
-        break
-      end
-      seen[oid] = true
-      cand[#cand + 1] = oid
-      at = p + #comp + 1
-    end
+    -- The orders whose compId is comp (records.lua's namedPairs).
+    namedPairs(redis.call('HGET', K.orders, PFIELD .. ref) or '', function(oid, c)
+      if c == comp then cand[#cand + 1] = oid end
+    end)
     if after then
       local j = nil
       for i = 1, #cand do

@@ -79,9 +79,11 @@ local function getBatch(bid) return redis.call('HGET', K.orders, BFIELD .. bid) 
 -- after its first order (layout 7, batchid.go) has a ref
 -- ":<tag><strategy code>|createdMs in hexadecimal|orders|first orderId"
 -- and no batch record: its assignments are PFIELD .. ref,
--- "orderId,compId,…", which leave with the ref (layout 8: the Scales' own
--- indexes hold such a batch's orders as tokens that read them, own.lua;
--- keys.go).
+-- "compId,…,compId,|orderId,…,orderId", its orders' Scales and then their
+-- ids in the same order (layout 9: Go sends '|' and the ids joined, and
+-- pairs them with the Scales the dispatch answers; Lua makes no pair),
+-- which leave with the ref (layout 8: the Scales' own indexes hold such a
+-- batch's orders as tokens that read them, own.lua; keys.go).
 local function refSplit(v)
   local f = split(v, '|', 4)
   f[3] = tonumber(f[3])
@@ -115,29 +117,51 @@ local function refDrop(ref)
   redis.call('HSET', K.orders, RFIELD .. ref, table.concat(f, '|'))
 end
 
+-- namedPairs calls f(orderId, compId) for each assignment of pv, a named
+-- batch's assignments (PFIELD, above), in order.
+local function namedPairs(pv, f)
+  local m = string.find(pv, ',|', 1, true)
+  if not m then return end
+  local ci, di = 1, m + 2
+  while ci < m do
+    local cj = string.find(pv, ',', ci, true) -- (at most m, a ',')
+    local dj = string.find(pv, ',', di, true) or #pv + 1
+    f(string.sub(pv, di, dj - 1), string.sub(pv, ci, cj - 1))
+    ci, di = cj + 1, dj + 1
+  end
+end
+
 -- namedBatch returns the record of the batch named after order id with
 -- tag (batchid.go) from the order's record o (decOrder; nil: none), or nil
 -- if o is not of that batch or the batch's window, the retention ret, has
 -- passed at now: a batch of one is in o, one of several in o's ref.
 local function namedBatch(id, o, tag, now, ret)
   if not o then return nil end
-  local tc, ath, pairs_ = o.tag, o.ath, nil
+  local tc, ath, v = o.tag, o.ath, nil
   if not tc then
     if o.ref == '' then return nil end
-    local v = redis.call('HMGET', K.orders, RFIELD .. o.ref, PFIELD .. o.ref)
-    if not (v[1] and v[2]) or string.byte(v[1], 1) ~= 58 then return nil end
+    v = redis.call('HMGET', K.orders, RFIELD .. o.ref, PFIELD .. o.ref)
+    -- (',|': assignments of layout 9, not the pairs of an earlier one)
+    if not (v[1] and v[2]) or string.byte(v[1], 1) ~= 58 or not string.find(v[2], ',|', 1, true) then
+      return nil
+    end
     -- (named after its first order: a later order's id and the tag name
     -- no batch)
     local first
     tc, ath, first = string.match(v[1], '^:([^|]*)|([^|]*)|[^|]*|(.*)$')
     if first ~= id then return nil end
-    pairs_ = v[2]
   end
   if string.sub(tc, 1, -2) ~= tag then return nil end
   local at = tonumber(ath, 16)
   if at + ret < now then return nil end
-  return fmt(at) .. '|' .. fmt(at + ret) .. '|' .. STRATNAME[string.sub(tc, -1)] .. '|' ..
-    (pairs_ or id .. ',' .. o.first)
+  local head = fmt(at) .. '|' .. fmt(at + ret) .. '|' .. STRATNAME[string.sub(tc, -1)] .. '|'
+  if not v then return head .. id .. ',' .. o.first end
+  local p = {}
+  namedPairs(v[2], function(oid, c)
+    p[#p + 1] = oid
+    p[#p + 1] = c
+  end)
+  return head .. table.concat(p, ',')
 end
 
 -- orderView is an order as replies show it:
