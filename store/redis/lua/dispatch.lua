@@ -413,21 +413,23 @@ local function dispatchBatch(A, o, c, cx)
       okv[k + 1], okv[k + 2] = kf, bid .. fp
       q, entry = K.iexp, expS .. '|' .. ikey
     end
+    -- (k counts up: three VM instructions an order fewer than k + 2 * i
+    -- and k + 2 * i - 1, about 1 % of a batch of 100: rec26)
     k = #okv
     if mid and kb then
       for i = 1, n do
-        okv[k + 2 * i - 1] = A[ib + i]
-        okv[k + 2 * i] = mid[comps[i]] .. A[kb + i]
+        k = k + 2
+        okv[k - 1], okv[k] = A[ib + i], mid[comps[i]] .. A[kb + i]
       end
     elseif mid then
       for i = 1, n do
-        okv[k + 2 * i - 1] = A[ib + i]
-        okv[k + 2 * i] = mid[comps[i]]
+        k = k + 2
+        okv[k - 1], okv[k] = A[ib + i], mid[comps[i]]
       end
     else
       for i = 1, n do
-        okv[k + 2 * i - 1] = A[ib + i]
-        okv[k + 2 * i] = pre .. comps[i] .. '|.' .. chunkOf[i] .. '|' .. (kb and A[kb + i] or '')
+        k = k + 2
+        okv[k - 1], okv[k] = A[ib + i], pre .. comps[i] .. '|.' .. chunkOf[i] .. '|' .. (kb and A[kb + i] or '')
       end
     end
     hsetMany(K.orders, okv)
