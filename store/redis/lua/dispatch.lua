@@ -290,6 +290,8 @@ local function dispatchBatch(A, o, c, cx)
   if n > 1 and tag then
     -- (a caller that did not join the ids: joined here)
     if idl == '' then idl = '|' .. table.concat(A, ',', ib + 1, ib + n) end
+    -- (from here on comps holds the n Scales and then idl: its readers
+    -- below take n, none ipairs)
     comps[n + 1] = idl
     scs = table.concat(comps, ',', 1, n + 1)
   elseif n > 1 then
