@@ -333,6 +333,7 @@ func sumOutstanding(t testing.TB, s dispatch.Store, pool string) int64 {
 // failoverLoad dispatches into pools, one goroutine each, until stopped.
 type failoverLoad struct {
 	stopCh chan struct{}
+	once   sync.Once
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	res    failoverResult
@@ -349,8 +350,12 @@ type answeredBatch struct {
 	at    time.Time
 }
 
+// startFailoverLoad starts the load; it stops at l.stop or, at the latest,
+// when t ends (a t.Fatal before l.stop must not leave goroutines that
+// report to a finished test).
 func startFailoverLoad(t *testing.T, s dispatch.Store, pools []string) *failoverLoad {
 	l := &failoverLoad{stopCh: make(chan struct{}), res: failoverResult{done: map[string][]answeredBatch{}, errors: map[string]int{}}}
+	t.Cleanup(func() { l.stop() })
 	for _, pool := range pools {
 		l.wg.Go(func() {
 			for i := 0; ; i++ {
@@ -413,7 +418,7 @@ func (l *failoverLoad) waitSuccessAfter(t *testing.T, pool string, since time.Ti
 }
 
 func (l *failoverLoad) stop() failoverResult {
-	close(l.stopCh)
+	l.once.Do(func() { close(l.stopCh) })
 	l.wg.Wait()
 	return l.res
 }
