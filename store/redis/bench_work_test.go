@@ -23,7 +23,11 @@ import (
 // cmd/dispatch-bench/ceiling/minimal.lua), for batches of 100 and of 1 over
 // 16 Scales with the waterfill, each batch named after its first order as
 // the Service names it (Store.BatchID), k batches a call
-// (Store.DispatchMany). Each case starts its own Redis, makes 20 calls to
+// (Store.DispatchMany). The minimal script runs in two forms: "minimal"
+// names its orders itself from a prefix, as redis-benchmark runs it in
+// redis-cpu.sh; "thin" gets their ids as arguments, as the thin service
+// (dispatch-bench thin) sends them, which costs Redis less at batch 100
+// (Lua makes no name). Each case starts its own Redis, makes 20 calls to
 // warm it and then b.N measured ones.
 //
 // Run alone it reports redis-us/order (INFO commandstats). Run by
@@ -45,15 +49,20 @@ func BenchmarkRedisWork(b *testing.B) {
 		{"service/batch=1/k=4", 1, 4},
 		{"minimal/batch=100", 100, 0},
 		{"minimal/batch=1", 1, 0},
+		{"thin/batch=100", 100, -1},
+		{"thin/batch=1", 1, -1},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			srv := redistest.Start(b)
 			c := newClient(b, srv)
 			var call func(i int)
-			if tc.k == 0 {
-				call = minimalCaller(b, c, tc.batch)
-			} else {
+			switch {
+			case tc.k == 0:
+				call = minimalCaller(b, c, tc.batch, false)
+			case tc.k < 0:
+				call = minimalCaller(b, c, tc.batch, true)
+			default:
 				call = serviceCaller(b, c, tc.batch, tc.k)
 			}
 			for i := range 20 {
@@ -108,8 +117,11 @@ func serviceCaller(b *testing.B, c goredis.UniversalClient, batch, k int) func(i
 }
 
 // minimalCaller loads minimal.lua on a load ZSET of 16 Scales and returns
-// a function that runs it once for batch orders.
-func minimalCaller(b *testing.B, c goredis.UniversalClient, batch int) func(int) {
+// a function that runs it once for batch orders: named by the script from a
+// prefix, as redis-benchmark runs it in redis-cpu.sh, or, when named, by
+// ids in its arguments, as the thin service (dispatch-bench thin) sends
+// them ("", the count, the ids), 20-byte ids like serviceCaller's.
+func minimalCaller(b *testing.B, c goredis.UniversalClient, batch int, named bool) func(int) {
 	ctx := context.Background()
 	src, err := os.ReadFile("../../cmd/dispatch-bench/ceiling/minimal.lua")
 	if err != nil {
@@ -124,8 +136,21 @@ func minimalCaller(b *testing.B, c goredis.UniversalClient, batch int) func(int)
 	if err := sc.Load(ctx, c).Err(); err != nil {
 		b.Fatal(err)
 	}
+	keys := []string{"{c}:load", "{c}:orders"}
+	if named {
+		return func(i int) {
+			args := make([]any, 2, 2+batch)
+			args[0], args[1] = "", batch
+			for o := range batch {
+				args = append(args, fmt.Sprintf("o%07d-%02d-%09d", i, 0, o))
+			}
+			if err := sc.EvalSha(ctx, c, keys, args...).Err(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	return func(i int) {
-		if err := sc.EvalSha(ctx, c, []string{"{c}:load", "{c}:orders"}, fmt.Sprintf("o%09d", i), batch).Err(); err != nil {
+		if err := sc.EvalSha(ctx, c, keys, fmt.Sprintf("o%09d", i), batch).Err(); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,7 +5,11 @@
 #
 # It runs store/redis's BenchmarkRedisWork (batches of 100 and of 1 over 16
 # Scales with the waterfill, named after their first order as the Service
-# names them, k batches a call; and minimal.lua on a ZSET of 16) with a
+# names them, k batches a call; minimal.lua on a ZSET of 16, its orders
+# named by the script as redis-benchmark runs it in redis-cpu.sh
+# ("minimal"), and the same with the ids as arguments, as the thin service
+# sends them ("thin": the floor that redis-cpu.sh's orders/s and a2 compare
+# against, about 0.86 of "minimal" at batch 100) with a
 # redis-server that is valgrind --tool=callgrind --instr-atstart=no
 # --collect-atstart=no --toggle-collect=fcallCommand
 # --toggle-collect=evalShaCommand: only the calls themselves count (not
@@ -13,7 +17,10 @@
 # warm-up and dumps after its measured calls (callgrind_control). Debian's
 # redis-server exports both functions' symbols, so no build of Redis is
 # needed. Instruction counts are steady to about ±0.5 % on a loaded
-# machine, where timings are not.
+# machine, where timings are not. WHOLE=1 counts the whole server
+# instead, from the benchmark's zeroing to its dump: reading and parsing
+# each request, writing its reply, the event loop and the timers as well
+# (not the kernel's side of its system calls).
 #
 #   TESTS  test binaries of store/redis to compare, in order
 #          (default: one built from the working tree); build another with
@@ -21,13 +28,16 @@
 #          the older commit (it needs this benchmark).
 #   BENCH  which cases (-test.bench pattern under BenchmarkRedisWork/;
 #          default all: service batch=100 k=1 and k=3, batch=1 k=1 and k=4,
-#          minimal batch=100 and batch=1)
+#          minimal and thin batch=100 and batch=1)
 #   N      measured calls per case (default 40)
 #   ROUNDS rounds of all the binaries in turn (default 2)
 #   REDIS  the redis-server binary (default: the one in PATH)
+#   WHOLE  1: count the whole server, not only inside the calls
 #
-# Prints one line per case, binary and round: kIr/order, and a table of
-# each case's median per binary and its ratio to the first binary.
+# Prints one line per case, binary and round: kIr/order, a table of each
+# case's median per binary and its ratio to the first binary, and each
+# binary's service cases over the thin and the minimal cases of their
+# batch size.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
@@ -40,10 +50,11 @@ command -v valgrind >/dev/null && command -v callgrind_control >/dev/null ||
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/cg"
+collect="--collect-atstart=no --toggle-collect=fcallCommand --toggle-collect=evalShaCommand"
+if [ "${WHOLE:-0}" = 1 ]; then collect="--collect-atstart=yes"; fi
 cat >"$tmp/bin/redis-server" <<EOF
 #!/bin/sh
-exec valgrind --tool=callgrind --instr-atstart=no --collect-atstart=no \
-  --toggle-collect=fcallCommand --toggle-collect=evalShaCommand \
+exec valgrind --tool=callgrind --instr-atstart=no $collect \
   --callgrind-out-file=$tmp/cg/cg.%p "$REDIS" "\$@" 2>>$tmp/valgrind.log
 EOF
 chmod +x "$tmp/bin/redis-server"
@@ -66,7 +77,9 @@ for r in $(seq "$ROUNDS"); do
   done
 done
 echo
-echo "medians, kIr per order inside the call (build 1 = ${TESTS%% *}):"
+what="inside the call"
+if [ "${WHOLE:-0}" = 1 ]; then what="in the whole server"; fi
+echo "medians, kIr per order $what (build 1 = ${TESTS%% *}):"
 awk '{ v[$1 " " $3] = v[$1 " " $3] " " $6; names[$1] = 1; if ($3 > nb) nb = $3 }
   function med(s,   a, n, i, j, t) { n = split(s, a, " ")
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -74,4 +87,18 @@ awk '{ v[$1 " " $3] = v[$1 " " $3] " " $6; names[$1] = 1; if ($3 > nb) nb = $3 }
   END { for (c in names) { line = sprintf("%-24s", c); m1 = med(v[c " 1"])
       for (b = 1; b <= nb; b++) { m = med(v[c " " b]); line = line sprintf("  build %d %8.2f", b, m)
         if (b > 1 && m1 > 0) line = line sprintf(" (%.3f)", m / m1) }
+      print line } }' "$tmp/lines" | sort
+echo
+echo "the service's medians over the thin service's script (its ids as arguments) and minimal.lua's (names made in Lua):"
+awk '{ v[$1 " " $3] = v[$1 " " $3] " " $6; names[$1] = 1; if ($3 > nb) nb = $3 }
+  function med(s,   a, n, i, j, t) { n = split(s, a, " ")
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+  END { for (c in names) { if (c !~ /^service\//) continue
+      bs = c; sub(/^service\//, "", bs); sub(/\/.*/, "", bs)
+      line = sprintf("%-24s", c)
+      for (b = 1; b <= nb; b++) { m = med(v[c " " b]); t = med(v["thin/" bs " " b]); n = med(v["minimal/" bs " " b])
+        line = line sprintf("  build %d", b)
+        line = line (t > 0 ? sprintf(" ÷ thin %.2f×", m / t) : " ÷ thin -")
+        line = line (n > 0 ? sprintf(" ÷ minimal %.2f×", m / n) : " ÷ minimal -") }
       print line } }' "$tmp/lines" | sort
