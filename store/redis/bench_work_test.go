@@ -144,14 +144,14 @@ func minimalCaller(b *testing.B, c goredis.UniversalClient, batch int, named boo
 			for o := range batch {
 				args = append(args, fmt.Sprintf("o%07d-%02d-%09d", i, 0, o))
 			}
-			if err := sc.EvalSha(ctx, c, keys, args...).Err(); err != nil {
-				b.Fatal(err)
+			if n, err := sc.EvalSha(ctx, c, keys, args...).Int(); err != nil || n != batch {
+				b.Fatalf("minimal.lua with %d ids: %d, %v", batch, n, err)
 			}
 		}
 	}
 	return func(i int) {
-		if err := sc.EvalSha(ctx, c, keys, fmt.Sprintf("o%09d", i), batch).Err(); err != nil {
-			b.Fatal(err)
+		if n, err := sc.EvalSha(ctx, c, keys, fmt.Sprintf("o%09d", i), batch).Int(); err != nil || n != batch {
+			b.Fatalf("minimal.lua for %d orders: %d, %v", batch, n, err)
 		}
 	}
 }
