@@ -264,15 +264,12 @@ def commands(r):
     return out
 
 def script_calls(r):
-    """The script calls (FCALL or EVALSHA) of a calls row and the µs
-    commandstats gives them, their commands included."""
-    calls = usec = 0
+    """The script calls (FCALL or EVALSHA) of a calls row."""
+    calls = 0
     for line in open(r[5]):
         if line.startswith(("cmdstat_fcall:", "cmdstat_evalsha:")):
-            fields = dict(f.split("=") for f in line.split(":", 1)[1].strip().split(","))
-            calls += int(fields["calls"])
-            usec += int(fields["usec"])
-    return calls, usec
+            calls += int(dict(f.split("=") for f in line.split(":", 1)[1].strip().split(","))["calls"])
+    return calls
 
 def ratios(kind, v, base, b):
     """Round by round, variant v's values of kind at batch b over base's."""
@@ -301,30 +298,19 @@ print("a2. Redis CPU per order against the thin services' (minimal.lua run by tw
 print("    same load, beside which Redis shares the two cores as it does with the replicas)")
 ratio_table("cpu", "thin", "Redis µs/order", "thin service", "%.1f", "×")
 print()
-print("a3. where a2's Redis CPU goes: inside the script calls (INFO commandstats usec of FCALL or EVALSHA, which")
-print("    counts the commands they ran) and the rest (INFO cpu less that: reading requests, writing replies,")
-print("    the event loop, timers), µs/order; and the batches a call carried (the replicas' coalescing; work.sh's")
-print("    service cases run k = 1 and 3). commandstats times by the wall clock, so a call that waited for a")
-print("    core counts its wait as inside: the rest reads low beside busy Go servers (work.sh WHOLE=1 counts it)")
-print("| batch | variant | inside calls | rest | batches a call | inside ÷ thin's |")
-print("|---:|---|---:|---:|---:|---:|")
+print("a3. the batches a script call carried in a.'s runs (batches over INFO commandstats' FCALL or EVALSHA")
+print("    calls): the replicas' coalescing, which work.sh's service cases fix at k = 1 and 3. (Where Redis's")
+print("    CPU goes inside and outside the calls: work.sh WHOLE=1. commandstats' usec cannot say, as it times")
+print("    by the wall clock: beside busy Go servers a call's waits for a core count, above INFO cpu's total.)")
+print("| batch | variant | batches a call | median |")
+print("|---:|---|---:|---:|")
 for b in batches:
-    split = {}
-    for v in variants + ["thin", "minimal"]:
-        cs = [r for r in rows if r[0] == "cpu" and r[1] == v and r[2] == b]
-        ks = [r for r in rows if r[0] == "calls" and r[1] == v and r[2] == b]
-        ins, rest, per = [], [], []
-        for c, k in zip(cs, ks):
-            orders = float(c[6]) if c[6].isdigit() else report(c[6])["total"]["orders"]
-            calls, usec = script_calls(k)
-            ins.append(usec / orders)
-            rest.append((float(c[5]) - float(c[4])) * 1e6 / orders - usec / orders)
+    for v in variants:
+        per = []
+        for k in [r for r in rows if r[0] == "calls" and r[1] == v and r[2] == b]:
+            calls = script_calls(k)
             per.append(float(k[4]) / calls if calls else 0)
-        split[v] = (ins, rest, per)
-    for v in variants + ["thin", "minimal"]:
-        ins, rest, per = split[v]
-        ri = statistics.median([x / y for x, y in zip(ins, split["thin"][0])])
-        print("| %s | %s | %s | %s | %s | %.2f× |" % (b, v, rng(ins, "%.2f"), rng(rest, "%.2f"), rng(per, "%.2f"), ri))
+        print("| %s | %s | %s | %.2f |" % (b, v, rng(per, "%.2f"), statistics.median(per)))
 print()
 print("b. orders/s against the thin service, alternating rounds, concurrency 16")
 ratio_table("rate", "thin", "orders/s", "thin service", "%.0f", "")
