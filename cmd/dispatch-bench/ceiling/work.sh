@@ -96,6 +96,7 @@ awk '{ v[$1 " " $3] = v[$1 " " $3] " " $6; names[$1] = 1; if ($3 > nb) nb = $3 }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
   END { for (c in names) { if (c !~ /^service\//) continue
       bs = c; sub(/^service\//, "", bs); sub(/\/.*/, "", bs)
+      if (!(("thin/" bs " 1") in v) && !(("minimal/" bs " 1") in v)) continue
       line = sprintf("%-24s", c)
       for (b = 1; b <= nb; b++) { m = med(v[c " " b]); t = med(v["thin/" bs " " b]); n = med(v["minimal/" bs " " b])
         line = line sprintf("  build %d", b)
