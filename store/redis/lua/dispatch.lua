@@ -397,7 +397,10 @@ local function dispatchBatch(A, o, c, cx)
       chunkOf, okv = ownAppend(comps, first, n, A, ib)
     end
     if tag then
-      for _, c in ipairs(first) do mid[c] = pre .. c .. '|' .. mid[c] .. '|' end
+      for j = 1, #first do
+        local c = first[j]
+        mid[c] = pre .. c .. '|' .. mid[c] .. '|'
+      end
     end
     local k = #okv
     if tag then

@@ -348,7 +348,8 @@ end)()
 -- caller has updated elig.
 local function saveScales(ids, old, new, eligDone)
   local skv, load, loadRem, add, rem, lexAdd, lexRem = {}, {}, {}, {}, {}, {}, {}
-  for _, id in ipairs(ids) do
+  for j = 1, #ids do
+    local id = ids[j]
     local o, c = old[id], new[id]
     account(o, -1)
     account(c, 1)

@@ -470,9 +470,10 @@ end
 -- per order.
 local function ownAppendTok(first, cur, ref)
   local tf, at, kv = {}, {}, {}
-  for j, id in ipairs(first) do tf[j] = tailField(id) end
+  for j = 1, #first do tf[j] = tailField(first[j]) end
   local tails = hmgetList(K.orders, tf)
-  for j, id in ipairs(first) do
+  for j = 1, #first do
+    local id = first[j]
     local v, c = tails[j], cur[id]
     local k = c.out - c.out0
     local e, chunk, x = '~' .. ref .. '.' .. hexSmall(k) .. ',', '0', #kv
@@ -560,7 +561,8 @@ end
 -- into it, with one HMGET.
 function ownPend.read(P, first)
   local T, miss, tf = P.t, nil, nil
-  for _, id in ipairs(first) do
+  for j = 1, #first do
+    local id = first[j]
     if not T[id] then
       if not miss then miss, tf = {}, {} end
       miss[#miss + 1] = id
@@ -603,7 +605,8 @@ end
 function ownPend.tok(P, first, cur, ref)
   ownPend.read(P, first)
   local T, PE, at = P.t, ownPend.PE, {}
-  for _, id in ipairs(first) do
+  for j = 1, #first do
+    local id = first[j]
     local s = T[id]
     -- (the tail's value: its header, as read or made, and its entries)
     if s[4] + (s[2] and s[3] - 1 or #s[6] + 1) >= OWN then s = ownPend.seal(P, id, s) end
@@ -621,7 +624,9 @@ end
 -- one HSET: a tail read keeps its header as read.
 function ownPend.flush(P)
   local kv, T, PE = P.sealed, P.t, ownPend.PE
-  for _, comp in ipairs(P.order) do
+  local order = P.order
+  for j = 1, #order do
+    local comp = order[j]
     local s = T[comp]
     local v, ne = s[2], s[5]
     -- (a tail sealed after a token of OWNK orders may have no new entry)

@@ -178,7 +178,8 @@ function wfPend.flush(P)
   if #d > 0 then
     -- (each count formatted once: most Scales share a count or two)
     local add, score = {}, {}
-    for j, id in ipairs(d) do
+    for j = 1, #d do
+      local id = d[j]
       local v = P.cnt[id]
       local s = score[v]
       if not s then s = fmt(v); score[v] = s end
@@ -320,7 +321,8 @@ local function wfAssign(n, dry, room, P)
     if pre then
       -- (no maxOrders: one pass took all n, and nothing leaves elig)
       local cnt, d = pre.cnt, pre.dirty
-      for _, id in ipairs(ids) do
+      for j = 1, #ids do
+        local id = ids[j]
         local c = cur[id]
         c.out, c.k = c.out + c.k, 0
         if not d[id] then d[id] = true; d[#d + 1] = id end
@@ -332,7 +334,8 @@ local function wfAssign(n, dry, room, P)
     -- the scores as strings, each formatted once: a pass gives most of
     -- its Scales the same count or two
     local add, rem, score = {}, {}, {}
-    for _, id in ipairs(ids) do
+    for j = 1, #ids do
+      local id = ids[j]
       local c = cur[id]
       local count = c.out + c.k
       c.out, c.k = count, 0
