@@ -133,6 +133,21 @@ func decodeBatchOf(pool, batchID, head, pairs string, orders []dispatch.OrderInp
 	if !ok {
 		return bad()
 	}
+	// A batch named after its first order keeps its Scales and then its
+	// ids, "compId,…,|orderId,…" (layout 9, lua/records.lua).
+	if comps, ids, ok := strings.Cut(pairs, ",|"); ok {
+		n := strings.Count(comps, ",") + 1
+		if strings.Count(ids, ",")+1 != n || strings.IndexByte(ids, '|') >= 0 {
+			return bad()
+		}
+		b.Assignments = make([]dispatch.Assignment, n)
+		for i := range b.Assignments {
+			a := &b.Assignments[i]
+			a.OrderID, ids, _ = strings.Cut(ids, ",")
+			a.CompID, comps, _ = strings.Cut(comps, ",")
+		}
+		return b, nil
+	}
 	if as, ok := assignmentsOf(pairs, orders); ok {
 		b.Assignments = as
 		return b, nil

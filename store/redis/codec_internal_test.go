@@ -24,6 +24,10 @@ func TestDecodeBatchOf(t *testing.T) {
 	recs := []string{
 		head + "a,s1",
 		head + "a,s1,b,s2,c,s1",
+		head + "s1,s2,s1,|a,b,c",
+		head + "s1,|a",
+		head + "s1,s2,|a",
+		head + "s1,|a,b",
 		head + "o-1,s-10,o-10,s-1",
 		head + "a,,b,s2",
 		head + "a,s1,b",
