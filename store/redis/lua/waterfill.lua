@@ -222,9 +222,23 @@ local function wfOneTake(id, dry)
   if not dry then redis.call('ZINCRBY', K.elig, '1', id) end
 end
 
+-- wfPend.plan is the plan of a batch of several orders (wfAssign), kept
+-- from batch to batch and from call to call (the library's tables live as
+-- long as its Lua state): {comps, cur, first, eligDone} as planAssign
+-- returns it, ids (the Scales of a pass), and cs, each Scale's record c
+-- by compId, which a plan's cur takes again. A batch of 100 over 16
+-- Scales made some 25 tables and grew each key by key, cur, first and ids
+-- through five resizes each, and Lua spent some 600 instructions on a
+-- table, 160 on a new key and 750 on a resize (tab26). Each plan empties
+-- the last one's cur, first and ids first (nil keeps a table's slots, and
+-- a key that comes again finds its own); comps keeps what lies past n,
+-- which its readers never reach (they take n). Its users are done with a
+-- plan before the next one is made (dispatch.lua, tick.lua, reassign.lua,
+-- fail.lua). cs is emptied once it holds CS Scales (every pool's Scales
+-- share it: a compId's c is made again for each plan that takes it).
+wfPend.plan = {comps = {}, cur = {}, first = {}, eligDone = true, ids = {}, cs = {}, ncs = 0, CS = 4096}
+
 local function wfAssign(n, dry, room, P)
-  local comps = {}              -- compId per order, in request order
-  local cur, first = {}, {}
   local z = K.elig
   -- Without room (meta r, as the caller read it), no eligible Scale has a
   -- maxOrders: the picks need no record, and the first pass checks the
@@ -254,9 +268,16 @@ local function wfAssign(n, dry, room, P)
     local capped = capCheck(n, true)
     if capped then return nil, capped end
   end
+  local W = wfPend.plan
+  local comps, cur, first, ids = W.comps, W.cur, W.first, W.ids -- comps: compId per order, in request order
+  for j = #first, 1, -1 do cur[first[j]], first[j] = nil, nil end
+  if W.ncs >= W.CS then W.cs, W.ncs = {}, 0 end
+  local cs = W.cs
   local nc = 0 -- #comps
   while nc < n do
-    local ids, read = {}, {} -- the Scales this pass picks, their records
+    -- the Scales this pass picks (ids), their records (read, with limited)
+    for j = #ids, 1, -1 do ids[j] = nil end
+    local read = limited and {}
     -- read the records of a level's Scales in one HMGET
     local function seen(at)
       if not limited then return end
@@ -274,7 +295,13 @@ local function wfAssign(n, dry, room, P)
       if not c then
         local max = 0
         if limited then max = recMax(read[id]) end
-        c = {st = 'a', max = max, base = 0, out = v, out0 = v, k = 0}
+        c = cs[id]
+        if c then
+          c.st, c.max, c.base, c.out, c.out0, c.k = 'a', max, 0, v, v, 0
+        else
+          c = {st = 'a', max = max, base = 0, out = v, out0 = v, k = 0}
+          cs[id], W.ncs = c, W.ncs + 1
+        end
         cur[id] = c
         first[#first + 1] = id
       end
@@ -329,7 +356,7 @@ local function wfAssign(n, dry, room, P)
         cnt[id] = c.out
       end
       wfPend.sort(pre)
-      return {comps = comps, cur = cur, first = first}
+      return W
     end
     -- the scores as strings, each formatted once: a pass gives most of
     -- its Scales the same count or two
@@ -358,5 +385,5 @@ local function wfAssign(n, dry, room, P)
     end
   end
   if z == K.tmp then redis.call('DEL', K.tmp) end
-  return {comps = comps, cur = cur, first = first}
+  return W
 end
