@@ -290,10 +290,11 @@ local function dispatchBatch(A, o, c, cx)
   if n > 1 and tag then
     -- (a caller that did not join the ids: joined here)
     if idl == '' then idl = '|' .. table.concat(A, ',', ib + 1, ib + n) end
-    -- (from here on comps holds the n Scales and then idl: its readers
-    -- below take n, none ipairs)
+    -- (idl joins the n Scales for the concatenation alone: comps outlives
+    -- the call, waterfill.lua's wfPend.plan, and would keep it; rev26 T1)
     comps[n + 1] = idl
     scs = table.concat(comps, ',', 1, n + 1)
+    comps[n + 1] = nil
   elseif n > 1 then
     scs = table.concat(comps, ',', 1, n)
   end
