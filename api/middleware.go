@@ -20,7 +20,8 @@ import (
 
 // front is the outer middleware of every request, in one step so that a
 // request is copied once (one context, one WithContext) rather than once per
-// concern; it goes in front of chi (New) and gives chi its route context. It gives the request its id (the client's X-Request-Id when
+// concern; it goes in front of chi (New) and gives chi its route context.
+// It gives the request its id (the client's X-Request-Id when
 // validRequestID accepts it, a generated one otherwise) and echoes it in the
 // X-Request-Id response header; it bounds the request's context, and so
 // every store call made with it, by timeout (a store call that runs past it

@@ -88,15 +88,7 @@ func serviceCaller(b *testing.B, c goredis.UniversalClient, batch, k int) func(i
 	ctx := context.Background()
 	st := redis.New(c, redis.Options{Retention: time.Hour})
 	svc := dispatch.NewService(st, dispatch.Config{})
-	wf := dispatch.Waterfill
-	if _, _, err := svc.PutPool(ctx, "p", dispatch.PoolSpec{Strategy: &wf}); err != nil {
-		b.Fatal(err)
-	}
-	ids := make([]string, 16)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("scale-%02d", i)
-	}
-	putScales(b, svc, "p", ids)
+	putWaterfillPool(b, svc, "p", scaleNames(16))
 	return func(i int) {
 		reqs := make([]dispatch.DispatchRequest, k)
 		for j := range reqs {

@@ -106,6 +106,26 @@ return redis.call('HINCRBY', KEYS[3], 'u', ARGV[1])`
 	}
 }
 
+// scaleNames is n compIds: scale-00, scale-01, …
+func scaleNames(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("scale-%02d", i)
+	}
+	return ids
+}
+
+// putWaterfillPool makes pool on svc with the waterfill and the Scales ids
+// (putScales).
+func putWaterfillPool(t testing.TB, svc *dispatch.Service, pool string, ids []string) {
+	t.Helper()
+	wf := dispatch.Waterfill
+	if _, _, err := svc.PutPool(context.Background(), pool, dispatch.PoolSpec{Strategy: &wf}); err != nil {
+		t.Fatalf("PutPool: %v", err)
+	}
+	putScales(t, svc, pool, ids)
+}
+
 // putScales registers Scales at orderCount 0 with a few workers.
 func putScales(t testing.TB, svc *dispatch.Service, pool string, ids []string) {
 	t.Helper()

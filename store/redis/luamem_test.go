@@ -29,15 +29,7 @@ func TestLuaHeapKeepsNoBatch(t *testing.T) {
 	st := redis.New(c, redis.Options{Retention: time.Hour})
 	svc := dispatch.NewService(st, dispatch.Config{})
 	ctx := context.Background()
-	wf := dispatch.Waterfill
-	if _, _, err := svc.PutPool(ctx, "p", dispatch.PoolSpec{Strategy: &wf}); err != nil {
-		t.Fatal(err)
-	}
-	scales := make([]string, 16)
-	for i := range scales {
-		scales[i] = fmt.Sprintf("scale-%02d", i)
-	}
-	putScales(t, svc, "p", scales)
+	putWaterfillPool(t, svc, "p", scaleNames(16))
 	dispatchNamed := func(ids []string) {
 		t.Helper()
 		req := dispatch.DispatchRequest{Pool: "p", Now: time.Now(), UniqueIDs: true, MaxCost: dispatch.DefaultMaxCost,

@@ -53,11 +53,7 @@ func measureBytesPerOrder(t *testing.T, orders, batch int) float64 {
 	srv := redistest.Start(t)
 	c := newClient(t, srv)
 	svc := dispatch.NewService(redis.New(c, redis.Options{}), dispatch.Config{})
-	scales := make([]string, 100)
-	for i := range scales {
-		scales[i] = fmt.Sprintf("scale-%02d", i)
-	}
-	mustPool(t, svc, "p", scales...)
+	mustPool(t, svc, "p", scaleNames(100)...)
 	// One batch first, so that the structures exist and scripts are cached.
 	dispatchN(t, svc, "x", 0, batch)
 	before := usedMemory(t, c)

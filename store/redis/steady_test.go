@@ -79,11 +79,7 @@ func measureBatches(t *testing.T, n int, keyed bool) (per, perKeys, batch, call 
 	c := newClient(t, srv)
 	svc := dispatch.NewService(redis.New(c, redis.Options{Retention: time.Hour}),
 		dispatch.Config{IdempotencyTTL: time.Hour, NoCoalesce: true})
-	scales := make([]string, 10)
-	for i := range scales {
-		scales[i] = fmt.Sprintf("scale-%02d", i)
-	}
-	mustPool(t, svc, "p", scales...)
+	mustPool(t, svc, "p", scaleNames(10)...)
 	ctx := context.Background()
 	var ids []string
 	run := func(from, to int, keyed bool) {
