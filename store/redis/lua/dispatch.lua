@@ -388,22 +388,27 @@ local function dispatchBatch(A, o, c, cx)
     local chunkOf, okv, mid
     -- (in a call of several batches the tails wait: own.lua's ownPend)
     if cx.many and not cx.own then cx.own = ownPend.new() end
+    -- (a call of several batches keeps their records' list, cx.own.kv, and
+    -- writes from 1 again: a list of 200 grown anew costs Lua nine
+    -- resizes a batch; what lies past k, an earlier batch's, goes with the
+    -- call)
+    local k = 0
     if tag and cx.own then
-      mid, okv = ownPend.tok(cx.own, first, cur, ref), {}
+      mid, okv = ownPend.tok(cx.own, first, cur, ref), cx.own.kv
     elseif cx.own then
-      chunkOf, okv = ownPend.ids(cx.own, comps, first, n, A, ib), {}
+      chunkOf, okv = ownPend.ids(cx.own, comps, first, n, A, ib), cx.own.kv
     elseif tag then
       mid, okv = ownAppendTok(first, cur, ref)
     else
       chunkOf, okv = ownAppend(comps, first, n, A, ib)
     end
+    if not cx.own then k = #okv end
     if tag then
       for j = 1, #first do
         local c = first[j]
         mid[c] = pre .. c .. '|' .. mid[c] .. '|'
       end
     end
-    local k = #okv
     if tag then
       -- (named after its first order: the ref holds the batch, and no
       -- record of its own expires)
@@ -414,14 +419,14 @@ local function dispatchBatch(A, o, c, cx)
     else
       okv[k + 1], okv[k + 2], okv[k + 3], okv[k + 4] = RFIELD .. ref, bid .. '|' .. at .. '|' .. fmt(n), bf, rec
     end
+    k = k + 4
     if ikey ~= '' then
-      k = #okv
       okv[k + 1], okv[k + 2] = kf, bid .. fp
       q, entry = K.iexp, expS .. '|' .. ikey
+      k = k + 2
     end
     -- (k counts up: three VM instructions an order fewer than k + 2 * i
     -- and k + 2 * i - 1, about 1 % of a batch of 100: rec26)
-    k = #okv
     if mid and kb then
       for i = 1, n do
         k = k + 2
@@ -438,7 +443,7 @@ local function dispatchBatch(A, o, c, cx)
         okv[k - 1], okv[k] = A[ib + i], pre .. comps[i] .. '|.' .. chunkOf[i] .. '|' .. (kb and A[kb + i] or '')
       end
     end
-    hsetMany(K.orders, okv)
+    hsetMany(K.orders, okv, k)
   end
   if plan then saveAssigned(first, cur, plan.eligDone) end
   cx.u, cx.r, agg.u, agg.r = cx.u + agg.u, cx.r + agg.r, 0, 0

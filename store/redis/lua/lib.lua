@@ -110,15 +110,17 @@ end)()
 
 -- callMany sends cmd key with the arguments of list, in slices unpack can
 -- hold (step: arguments per item, so that no item is cut).
-local function callMany(cmd, key, list, step)
+local function callMany(cmd, key, list, step, n)
   local per = WRITE - WRITE % step
-  for i = 1, #list, per do
-    redis.call(cmd, key, unpack(list, i, math.min(i + per - 1, #list)))
+  n = n or #list
+  for i = 1, n, per do
+    redis.call(cmd, key, unpack(list, i, math.min(i + per - 1, n)))
   end
 end
 
--- hsetMany writes field/value pairs (a flat list).
-local function hsetMany(key, kv) callMany('HSET', key, kv, 2) end
+-- hsetMany writes field/value pairs (a flat list; its first n, all of it
+-- without n).
+local function hsetMany(key, kv, n) callMany('HSET', key, kv, 2, n) end
 
 -- hmgetList reads the fields of a hash, fields[from..to] (a list; the
 -- whole of it without from and to), into a list of their values in the

@@ -538,8 +538,9 @@ end
 -- of OWNK orders (ownPend.tok). (ownPend is declared above, with OWNK.)
 
 -- ownPend.new returns the pending tails of a call: by compId, and in the
--- order first read.
-function ownPend.new() return {t = {}, order = {}, sealed = {}} end
+-- order first read; and kv, the list of the records that each batch of
+-- the call writes, from 1 (dispatch.lua).
+function ownPend.new() return {t = {}, order = {}, sealed = {}, kv = {}} end
 
 -- ownPend.of returns Scale comp's tail in P, made from its value v (false:
 -- none) if P holds none yet.

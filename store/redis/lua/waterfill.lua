@@ -74,7 +74,7 @@ end
 -- off (true: more than ALL Scales, or lex and elig disagree: the call
 -- writes through)}, empty ({}) until the first batch that plans on it
 -- reads elig (wfPend.load), and again after flush.
-local wfPend = {ALL = 32}
+local wfPend = {ALL = 32, keys = {}}
 local function wfPass(z, want, pick, seen, lowestCap, level, pre)
   local n, all
   if pre then
@@ -157,10 +157,13 @@ function wfPend.load(P)
 end
 
 -- wfPend.sort puts P.all in elig's order again after a batch changed
--- counts: by count, then by name (lex's order), as one number each.
+-- counts: by count, then by name (lex's order), as one number each. Its
+-- keys, wfPend.keys, are kept from batch to batch and call to call (at
+-- most ALL numbers, cut to n: a list grown anew was five resizes a batch).
 function wfPend.sort(P)
-  local n, all, lex, cnt, keys = P.n, P.all, P.lex, P.cnt, {}
+  local n, all, lex, cnt, keys = P.n, P.all, P.lex, P.cnt, wfPend.keys
   for j = 1, n do keys[j] = cnt[lex[j]] * 64 + j - 1 end
+  for j = #keys, n + 1, -1 do keys[j] = nil end
   table.sort(keys)
   for j = 1, n do
     local key = keys[j]
