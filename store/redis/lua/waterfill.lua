@@ -17,19 +17,21 @@ local LAST = 2147483647
 -- (wfPass).
 local function wfFetch(z, top, start, take, all)
   local at = {}
-  local function load(lo, hi)
-    if lo > hi then return end
-    if all then
-      for j = lo, hi do at[j] = all[2 * j + 1] end
-      return
-    end
-    local r = redis.call('ZRANGE', z, lo, hi)
-    for j = 1, #r do at[lo + j - 1] = r[j] end
-  end
+  -- (two ranges of ranks, lo..hi: start - a + 1..start, then the top ones
+  -- if the level takes more; one loop, no closure: a closure and its
+  -- upvalues are some 1.5k instructions a level)
   local a = math.min(take, start + 1)
-  load(start - a + 1, start)
-  if take > a then load(math.max(start + 1, top - (take - a) + 1), top) end
-  return at
+  local lo, hi, last = start - a + 1, start, take <= a
+  while true do
+    if lo <= hi and all then
+      for j = lo, hi do at[j] = all[2 * j + 1] end
+    elseif lo <= hi then
+      local r = redis.call('ZRANGE', z, lo, hi)
+      for j = 1, #r do at[lo + j - 1] = r[j] end
+    end
+    if last then return at end
+    lo, hi, last = math.max(start + 1, top - (take - a) + 1), top, true
+  end
 end
 
 -- wfPass runs the waterfill for up to want orders over ZSET z, which it
@@ -85,20 +87,22 @@ local function wfPass(z, want, pick, seen, lowestCap, level, pre)
   end
   local done, nxt = 0, 0
   while done < want and nxt < n do
-    local head, top
+    -- (the level's head, its compId and its score: two locals, no table)
+    local hid, hv, top
     if all then
-      head = {all[2 * nxt + 1], all[2 * nxt + 2]}
+      hid, hv = all[2 * nxt + 1], all[2 * nxt + 2]
     else
-      head = redis.call('ZRANGE', z, nxt, nxt, 'WITHSCORES')
+      local head = redis.call('ZRANGE', z, nxt, nxt, 'WITHSCORES')
+      hid, hv = head[1], head[2]
     end
-    local v = tonumber(head[2])
-    if lowestCap and nxt == 0 and v + want > MAXCOUNT then return 0, head[1], v end
+    local v = tonumber(hv)
+    if lowestCap and nxt == 0 and v + want > MAXCOUNT then return 0, hid, v end
     if all then
       -- (ZCOUNT -inf v: the ranks are in order of score)
       top = nxt
       while top + 1 < n and (pre and all[2 * top + 4] or num(all[2 * top + 4])) <= v do top = top + 1 end
     else
-      top = redis.call('ZCOUNT', z, '-inf', head[2]) - 1
+      top = redis.call('ZCOUNT', z, '-inf', hv) - 1
     end
     local start, take = 0, want - done
     if top == n - 1 then
@@ -118,7 +122,7 @@ local function wfPass(z, want, pick, seen, lowestCap, level, pre)
     -- one order from rank 0, a single-order batch's usual case: the first
     -- level's head names it
     local at
-    if take == 1 and start == 0 and nxt == 0 then at = {[0] = head[1]} else at = wfFetch(z, top, start, take, all) end
+    if take == 1 and start == 0 and nxt == 0 then at = {[0] = hid} else at = wfFetch(z, top, start, take, all) end
     seen(at)
     if level then
       level(at, v, start, top, take)
@@ -336,10 +340,14 @@ local function wfAssign(n, dry, room, P)
           if rank == 0 then rank = top else rank = rank - 1 end
         end
         nc = m
+        -- (take = q * (top + 1) + r: the jth Scale takes q + 1 for j < r,
+        -- else q; worked out once, not with math.floor a Scale)
+        local r = take % (top + 1)
+        local q = (take - r) / (top + 1)
         rank = start
         for j = 0, math.min(take, top + 1) - 1 do
           local c = scale(at[rank], v)
-          c.k = c.k + math.floor((take - 1 - j) / (top + 1)) + 1
+          if j < r then c.k = c.k + q + 1 else c.k = c.k + q end
           if rank == 0 then rank = top else rank = rank - 1 end
         end
       end
