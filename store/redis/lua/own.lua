@@ -539,8 +539,8 @@ end
 
 -- ownPend.new returns the pending tails of a call: by compId, and in the
 -- order first read; and kv, the list of the records that each batch of
--- the call writes, from 1 (dispatch.lua).
-function ownPend.new() return {t = {}, order = {}, sealed = {}, kv = {}} end
+-- the call writes, from 1 (dispatch.lua), and at (ownPend.tok).
+function ownPend.new() return {t = {}, order = {}, sealed = {}, kv = {}, at = {}} end
 
 -- ownPend.of returns Scale comp's tail in P, made from its value v (false:
 -- none) if P holds none yet.
@@ -605,7 +605,9 @@ end
 -- Scale's token, by compId.
 function ownPend.tok(P, first, cur, ref)
   ownPend.read(P, first)
-  local T, PE, at = P.t, ownPend.PE, {}
+  -- (at is the call's, P.at: a Scale's chunk by compId, rewritten for the
+  -- Scales of each batch, which reads no other)
+  local T, PE, at, OWNK, pre = P.t, ownPend.PE, P.at, ownPend.OWNK, '~' .. ref .. '.'
   for j = 1, #first do
     local id = first[j]
     local s = T[id]
@@ -613,10 +615,10 @@ function ownPend.tok(P, first, cur, ref)
     if s[4] + (s[2] and s[3] - 1 or #s[6] + 1) >= OWN then s = ownPend.seal(P, id, s) end
     local c = cur[id]
     local k = c.out - c.out0
-    local e, ne = '~' .. ref .. '.' .. hexSmall(k), s[5] + 1
+    local e, ne = pre .. hexSmall(k), s[5] + 1
     s[PE + ne], s[5], s[4] = e, ne, s[4] + #e + 1
     at[id] = s[1]
-    if k >= ownPend.OWNK then ownPend.seal(P, id, s) end
+    if k >= OWNK then ownPend.seal(P, id, s) end
   end
   return at
 end
