@@ -327,15 +327,17 @@ end
 -- with a maxOrders. With eligDone the caller has updated elig.
 local function saveAssigned(first, cur, eligDone)
   if eligDone then
-    -- (nothing to do unless a Scale has a maxOrders)
+    -- (nothing to do unless a Scale has a maxOrders; the loops index
+    -- first: ipairs's iterator is a C call a Scale)
     local any = false
-    for _, id in ipairs(first) do
-      if cur[id].max > 0 then any = true; break end
+    for j = 1, #first do
+      if cur[first[j]].max > 0 then any = true; break end
     end
     if not any then return end
   end
   local load, add, full = {}, {}, {}
-  for _, id in ipairs(first) do
+  for j = 1, #first do
+    local id = first[j]
     local c = cur[id]
     local n = count(c)
     if c.max > 0 then
@@ -470,7 +472,8 @@ end
 -- per order.
 local function ownAppendTok(first, cur, ref)
   local tf, at, kv = {}, {}, {}
-  for j = 1, #first do tf[j] = tailField(first[j]) end
+  -- (tailField's OFIELD .. comp, inline: a Lua call less a Scale)
+  for j = 1, #first do tf[j] = OFIELD .. first[j] end
   local tails = hmgetList(K.orders, tf)
   for j = 1, #first do
     local id = first[j]
@@ -567,11 +570,12 @@ function ownPend.read(P, first)
     if not T[id] then
       if not miss then miss, tf = {}, {} end
       miss[#miss + 1] = id
-      tf[#tf + 1] = tailField(id)
+      tf[#tf + 1] = OFIELD .. id -- (tailField, inline)
     end
   end
   if not miss then return end
-  for j, v in ipairs(hmgetList(K.orders, tf)) do ownPend.of(P, miss[j], v) end
+  local vs = hmgetList(K.orders, tf)
+  for j = 1, #miss do ownPend.of(P, miss[j], vs[j]) end
 end
 
 -- ownPend.seal seals Scale comp's tail s into its chunk with seal, its
@@ -639,7 +643,7 @@ function ownPend.flush(P)
     else
       v = s[6] .. '|' .. entries
     end
-    kv[#kv + 1] = tailField(comp)
+    kv[#kv + 1] = OFIELD .. comp -- (tailField, inline)
     kv[#kv + 1] = v
   end
   hsetMany(K.orders, kv)
