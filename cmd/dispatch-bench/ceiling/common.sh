@@ -31,7 +31,8 @@ loadCeiling() {
 
 # startReplicas [DIR] starts two dispatcher replicas (DIR/dispatcher,
 # default $BIN/dispatcher) on the Redis of startRedis, with default
-# settings, and waits for them: SVC gets their base URLs, comma-separated,
+# settings (and REPLICA_ENV's assignments, VAR=VALUE separated by spaces,
+# if set), and waits for them: SVC gets their base URLs, comma-separated,
 # and SVC_PIDS their pids.
 startReplicas() {
   SVC="" SVC_PIDS=()
@@ -39,7 +40,7 @@ startReplicas() {
   for _ in 1 2; do
     local p
     p=$(freeport)
-    env ${PROCS:+GOMAXPROCS=$PROCS} DISPATCHER_ADDR=127.0.0.1:$p DISPATCHER_REDIS_URL=redis://127.0.0.1:$RP \
+    env ${PROCS:+GOMAXPROCS=$PROCS} ${REPLICA_ENV:-} DISPATCHER_ADDR=127.0.0.1:$p DISPATCHER_REDIS_URL=redis://127.0.0.1:$RP \
       "$dir/dispatcher" >/dev/null 2>&1 & PIDS+=($!) SVC_PIDS+=($!)
     for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$p/healthz" && break; sleep 0.1; done
     SVC=${SVC:+$SVC,}http://127.0.0.1:$p

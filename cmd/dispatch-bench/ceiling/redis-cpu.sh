@@ -30,6 +30,26 @@
 #      tool's own CPU per order (b3), which a bigger answer raises: the
 #      three share the cores with Redis.
 #
+#   e. the spread of a.'s and b.'s ratios round by round (median, middle
+#      half, range), the medians of the rounds in which the variant ran
+#      before and after its reference (their order is swapped every
+#      round), the ratio's drift per round, and the machine's idle share
+#      and its nice share (other sessions' niced work) during the runs,
+#      from /proc/stat: what makes a round read high or low. e3: the
+#      orders/s ratio a CPU-bound machine would give, from b.'s CPU per
+#      order of Redis (INFO cpu over the window), the servers and the load
+#      tool together.
+#
+# Each round starts from the same Redis state: RESET=1 (the default)
+# deletes a service round's pool when its run ends, as the thin services'
+# and the minimal script's orders are, and waits until Redis has freed
+# them (lazyfree_pending_objects 0), so that no later run pays for it in
+# INFO cpu; RESET=0 keeps them, as before (Redis then grows by every
+# round's orders).
+# SETS="NAME:VAR=VALUE+VAR=VALUE …" adds variants of BIN's replicas with
+# settings of their own, two replicas each on the same Redis, e.g.
+# SETS="c1:DISPATCHER_COALESCE_CALLS=1 c3:DISPATCHER_COALESCE_CALLS=3";
+# SETS="same:" runs the service twice, an A/A control of the spread.
 # Every variant has pools of its own, so two builds can share the Redis:
 # their Redis Functions libraries are named by a hash of their source.
 # Where they cannot (a build that upgrades the other's pools, say),
@@ -39,31 +59,57 @@
 # While one variant runs the others are idle; the Redis CPU of idle
 # replicas (health ticks) is measured first and printed, to show how
 # little it adds. The orders stay assigned (no completions), as in the
-# issue's figures; IDEM=1 sends an Idempotency-Key with every batch.
+# issue's figures (within a round: RESET above); IDEM=1 sends an
+# Idempotency-Key with every batch.
 # PROCS=1 runs every replica and thin service with GOMAXPROCS=1 (one P
 # each; see common.sh); unset, Go's default: every core of this machine.
-# Bounded: with the defaults about 5 minutes (7 with BIN_BEFORE); every
-# process it starts is killed on exit. Raw reports and the table go to OUT.
+# Bounded: with the defaults about 6 minutes (9 with BIN_BEFORE, about 3
+# more per SETS variant); every process it starts is killed on exit. Raw reports and the table go to OUT.
 #
 #   go build -o /tmp/b/dispatcher ./cmd/dispatcher
 #   go build -o /tmp/b/dispatch-bench ./cmd/dispatch-bench
 #   cmd/dispatch-bench/ceiling/redis-cpu.sh
-#   # BIN=/tmp/b BIN_BEFORE= BATCHES="1 100" DUR=3s CPU_ROUNDS=5 ROUNDS=5 ROUND_DUR=4s IDEM=0 BEFORE_REDIS=shared OUT=/tmp/redis-cpu-out PROCS=
+#   # BIN=/tmp/b BIN_BEFORE= BATCHES="1 100" DUR=3s CPU_ROUNDS=5 ROUNDS=8 ROUND_DUR=4s IDEM=0 BEFORE_REDIS=shared OUT=/tmp/redis-cpu-out PROCS= SETS= RESET=1 AUTOGROUP_NICE=0
 #
 # Before and after in one run: build the older dispatcher from a worktree,
 #   git worktree add /tmp/before <commit> && (cd /tmp/before && go build -o /tmp/before-bin/dispatcher ./cmd/dispatcher)
 #   BIN_BEFORE=/tmp/before-bin cmd/dispatch-bench/ceiling/redis-cpu.sh
 set -euo pipefail
 
+# Linux's autogroups (kernel.sched_autogroup_enabled=1, as here) share the
+# CPU first between sessions, each one an autogroup, and only then by nice
+# within a session: another user's nice -n 19 build in its own session
+# takes as much of the cores as this whole run (table e shows the nice
+# share of the machine during each run). AUTOGROUP_NICE=-19 starts a
+# session of its own (setsid) and sets that autogroup's nice: the others'
+# work then yields to the run, and the orders/s ratios at batch 1 scatter
+# less (±8–13 % against ±24 % in one A/A pair of runs), but each Redis call
+# then preempts a niced process and costs more (INFO cpu per order at
+# batch 1 rose from about 40 to 60 µs in every variant), so it is not the
+# default (0: as it was). A negative nice needs root (CAP_SYS_NICE); without
+# it the run says so and goes on at 0. That session does not get the
+# terminal's ^C: stop it with kill -- -PID of the "session" in the first line.
+AUTOGROUP_NICE=${AUTOGROUP_NICE:-0}
+if [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" = 1 ] && [ "$AUTOGROUP_NICE" != 0 ] && [ -z "${REDIS_CPU_SESSION:-}" ]; then
+  REDIS_CPU_SESSION=1 exec setsid --wait "$0" "$@"
+fi
+AUTOGROUP="none"
+if [ -n "${REDIS_CPU_SESSION:-}" ]; then
+  echo "$AUTOGROUP_NICE" >/proc/self/autogroup 2>/dev/null || echo "redis-cpu.sh: cannot set the autogroup's nice to $AUTOGROUP_NICE; it stays 0" >&2
+  AUTOGROUP="$(cat /proc/self/autogroup), session $$"
+fi
+
 BIN=${BIN:-/tmp/b}
 BIN_BEFORE=${BIN_BEFORE:-}
 BATCHES=${BATCHES:-1 100}
 DUR=${DUR:-3s}
 CPU_ROUNDS=${CPU_ROUNDS:-5}
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-8}
 ROUND_DUR=${ROUND_DUR:-4s}
 IDEM=${IDEM:-0}
 BEFORE_REDIS=${BEFORE_REDIS:-shared}
+SETS=${SETS:-}
+RESET=${RESET:-1}
 OUT=${OUT:-/tmp/redis-cpu-out}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
@@ -73,7 +119,7 @@ mkdir -p "$OUT"
 RAW=$OUT/raw.tsv
 : >"$RAW"
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-echo "redis-cpu.sh: nproc $(nproc), loadavg $(loadavg), $(redis-server --version | cut -d' ' -f3), BIN=$BIN${BIN_BEFORE:+ BIN_BEFORE=$BIN_BEFORE BEFORE_REDIS=$BEFORE_REDIS}${PROCS:+ PROCS=$PROCS}" | tee "$OUT/log"
+echo "redis-cpu.sh: nproc $(nproc), loadavg $(loadavg), $(redis-server --version | cut -d' ' -f3), BIN=$BIN${BIN_BEFORE:+ BIN_BEFORE=$BIN_BEFORE BEFORE_REDIS=$BEFORE_REDIS}${PROCS:+ PROCS=$PROCS}${SETS:+ SETS=$SETS} RESET=$RESET, autogroup $AUTOGROUP" | tee "$OUT/log"
 
 startRedis "$OUT/redis.log"
 VARIANTS=service RP_service=$RP
@@ -86,6 +132,17 @@ if [ -n "$BIN_BEFORE" ]; then
   SVC_before=$SVC PIDS_before="${SVC_PIDS[*]}"
   VARIANTS="service before" RP=$RP_service
 fi
+# SETS: more variants of BIN, each two replicas with settings of their own
+# (name:VAR=VALUE+VAR=VALUE…; "same:" is an A/A control of the service).
+for set in $SETS; do
+  name=${set%%:*} envs=${set#*:}
+  RP=$RP_service REPLICA_ENV=${envs//+/ } startReplicas "$BIN"
+  printf -v "SVC_$name" %s "$SVC"
+  printf -v "PIDS_$name" %s "${SVC_PIDS[*]}"
+  printf -v "RP_$name" %s "$RP_service"
+  VARIANTS="$VARIANTS $name"
+done
+RP=$RP_service
 startThins
 PIDS_thin="${THIN_PIDS[*]}"
 HZ=$(getconf CLK_TCK)
@@ -133,10 +190,41 @@ order() {
   echo "${out[@]}"
 }
 
+# cpustat prints the machine's CPU time so far, in clock ticks, from
+# /proc/stat: user nice system idle iowait irq softirq steal (every core).
+cpustat() { awk 'NR == 1 {print $2, $3, $4, $5, $6, $7, $8, $9; exit}' /proc/stat; }
+
+# drop PORT POOL deletes a service pool's keys when RESET=1 (and waits for
+# Redis to free them in the background, so that no later run pays for it):
+# each round then starts from the same Redis state, without the earlier
+# rounds' orders.
+drop() {
+  [ "$RESET" = 1 ] || return 0
+  local RP=$1
+  R --scan --pattern "dispatch:{pool:$2}:*" | xargs -r redis-cli -p "$RP" unlink >/dev/null
+  settle
+}
+
+# settle waits until Redis has freed what UNLINK handed to its background
+# thread, whose CPU INFO cpu counts (at most 2 s; a Redis without the
+# field does not wait).
+settle() {
+  local n
+  for _ in $(seq 20); do
+    n=$(R info memory | awk -F: '/^lazyfree_pending_objects:/ {print $2+0}')
+    [ "${n:-0}" = 0 ] && return 0
+    sleep 0.1
+  done
+}
+
 # Rows of RAW: idle - - - CPU0 CPU1 SECONDS; cpu VARIANT BATCH ROUND CPU0
 # CPU1 ORDERS|REPORT; calls VARIANT BATCH ROUND CALLS COMMANDSTATS; rate
 # VARIANT BATCH ROUND REPORT; srv VARIANT BATCH ROUND TICKS0 TICKS1 REPORT
-# HZ; tool VARIANT BATCH ROUND SECONDS0 SECONDS1 REPORT.
+# HZ; tool VARIANT BATCH ROUND SECONDS0 SECONDS1 REPORT; sys VARIANT BATCH
+# ROUND CPUSTAT0 CPUSTAT1 POSITION; rcpu VARIANT BATCH ROUND CPU0 CPU1 REPORT
+# (Redis over a b. run's window, as srv) (the machine's CPU over a run's measured
+# time, and the variant's place in its round, from 1), with PART a or b
+# after; mem VARIANT BATCH ROUND USED_MEMORY KEYS PART at a run's start.
 # Every round dispatches into pools of its own, fresh (and the minimal
 # script's and the thin service's orders are dropped after each round), so
 # that no variant carries more orders than another. A second of each batch
@@ -152,8 +240,12 @@ echo -e "idle\t-\t-\t-\t$c0\t$c1\t2" >>"$RAW"
 # a. Redis CPU per order.
 for b in $BATCHES; do
   for round in $(seq "$CPU_ROUNDS"); do
+    pos=0
     for v in $(order "$round" $VARIANTS thin) minimal; do
       echo "a: batch $b round $round $v (loadavg $(loadavg), $(date -u +%T))" | tee -a "$OUT/log"
+      pos=$((pos + 1))
+      echo -e "mem\t$v\t$b\t$round\t$(R info memory | awk -F: '/^used_memory:/ {print $2+0}')\t$(R dbsize)\ta" >>"$RAW"
+      s0=$(cpustat)
       if [ "$v" = thin ]; then
         # the same load at the thin services, whose Redis runs minimal.lua
         # beside two busy Go processes, as the service's does
@@ -165,6 +257,7 @@ for b in $BATCHES; do
         R info commandstats >"$OUT/a-thin-$b-$round.cmdstats"
         echo -e "calls\tthin\t$b\t$round\t$(batches "$what")\t$OUT/a-thin-$b-$round.cmdstats" >>"$RAW"
         R unlink "{thin:thin-a$b-$round}:orders" >/dev/null
+        settle
       elif [ "$v" = minimal ]; then
         # as many calls as the service's run of this round made batches
         # (at least 1,000): redis-benchmark has no time limit
@@ -189,18 +282,24 @@ for b in $BATCHES; do
         c1=$(cpuOf "${!p}")
         RP=${!p} R info commandstats >"$OUT/a-$v-$b-$round.cmdstats"
         echo -e "calls\t$v\t$b\t$round\t$(batches "$what")\t$OUT/a-$v-$b-$round.cmdstats" >>"$RAW"
+        drop "${!p}" "$v-a$b-$round"
       fi
+      echo -e "sys\t$v\t$b\t$round\t$s0\t$(cpustat)\t$pos\ta" >>"$RAW"
       echo -e "cpu\t$v\t$b\t$round\t$c0\t$c1\t$what" >>"$RAW"
     done
     R unlink '{min}:orders' >/dev/null
+    settle
   done
 done
 
 # b. orders/s against the thin service, alternating rounds.
 for b in $BATCHES; do
   for round in $(seq "$ROUNDS"); do
+    pos=0
     for v in $(order "$round" thin $VARIANTS); do
       echo "b: batch $b round $round $v (loadavg $(loadavg), $(date -u +%T))" | tee -a "$OUT/log"
+      pos=$((pos + 1))
+      echo -e "mem\t$v\t$b\t$round\t$(R info memory | awk -F: '/^used_memory:/ {print $2+0}')\t$(R dbsize)\tb" >>"$RAW"
       if [ "$v" = thin ]; then
         url=$THIN
       else
@@ -211,7 +310,9 @@ for b in $BATCHES; do
       f=$OUT/b-$v-$b-$round.json
       # the servers' CPU from the end of the warmup to the end of the run
       pids=PIDS_$v
-      (sleep 1; ticks ${!pids} >"$OUT/ticks0") &
+      rp=RP_$v
+      rp=${!rp:-$RP_service}
+      (sleep 1; ticks ${!pids} >"$OUT/ticks0"; cpustat >"$OUT/stat0"; RP=$rp redisCPU >"$OUT/redis0") &
       times >"$OUT/times0"
       load "$url" "$v-b$b-$round" "$b" "$ROUND_DUR" 1s "$f"
       times >"$OUT/times1"
@@ -219,8 +320,16 @@ for b in $BATCHES; do
       echo -e "rate\t$v\t$b\t$round\t$f" >>"$RAW"
       echo -e "srv\t$v\t$b\t$round\t$(cat "$OUT/ticks0")\t$(ticks ${!pids})\t$f\t$HZ" >>"$RAW"
       echo -e "tool\t$v\t$b\t$round\t$(childCPU "$OUT/times0")\t$(childCPU "$OUT/times1")\t$f" >>"$RAW"
+      echo -e "sys\t$v\t$b\t$round\t$(cat "$OUT/stat0")\t$(cpustat)\t$pos\tb" >>"$RAW"
+      echo -e "rcpu\t$v\t$b\t$round\t$(cat "$OUT/redis0")\t$(RP=$rp redisCPU)\t$f" >>"$RAW"
+      if [ "$v" = thin ]; then
+        R unlink "{thin:thin-b$b-$round}:orders" >/dev/null
+        settle
+      else
+        p=RP_$v
+        drop "${!p}" "$v-b$b-$round"
+      fi
     done
-    R unlink "{thin:thin-b$b-$round}:orders" >/dev/null
   done
 done
 echo "done (loadavg $(loadavg)), redis used_memory $(R info memory | awk -F: '/^used_memory_human:/ {print $2}' | tr -d '\r')" | tee -a "$OUT/log"
@@ -239,6 +348,8 @@ def report(path):
 def value(r):
     if r[0] == "rate":
         return report(r[4])["ordersPerSec"]
+    if r[0] == "rcpu":
+        return (float(r[5]) - float(r[4])) / report(r[6])["window"]["orders"] * 1e6
     if r[0] == "srv":
         return (float(r[5]) - float(r[4])) / float(r[7]) / report(r[6])["window"]["orders"] * 1e6
     if r[0] == "tool":
@@ -341,10 +452,117 @@ for b in batches:
         last = [r for r in rows if r[0] == "calls" and r[1] == v and r[2] == b][-1]
         cmds = sorted(commands(last).items(), key=lambda kv: -kv[1])
         print("  batch %s %s: %s" % (b, v, ", ".join("%s %.2f" % kv for kv in cmds if kv[1] >= 0.005)))
+
+def sysrows(v, b, part):
+    return [r for r in rows if r[0] == "sys" and r[1] == v and r[2] == b and r[7] == part]
+
+def share(r, cols):
+    """The share of the machine's CPU time (every core) in the columns
+    cols of /proc/stat (0 user, 1 nice, 2 system, 3 idle, 4 iowait, 5 irq,
+    6 softirq, 7 steal) over a sys row's run."""
+    d = [float(y) - float(x) for x, y in zip(r[4].split(), r[5].split())]
+    return sum(d[c] for c in cols) / sum(d) if sum(d) else 0.0
+
+def quart(xs):
+    """The median and the middle half (quartiles) of xs."""
+    if len(xs) < 4:
+        return statistics.median(xs), min(xs), max(xs)
+    q = statistics.quantiles(xs, n=4, method="inclusive")
+    return q[1], q[0], q[2]
+
+def spread(xs):
+    """±, half the range over the median, in per cent."""
+    return 50 * (max(xs) - min(xs)) / statistics.median(xs)
+
+def stats_table(kind, base, part, name):
+    """Per batch and variant, the round-by-round ratios of kind to base: median,
+    quartiles, range, spread; the medians when the variant ran before base
+    and after it; the ratio's drift per round (least squares); and the
+    machine's idle and nice (other users' niced) shares over the variant's
+    and base's runs."""
+    print("| batch | variant | rounds | median | middle half | range | ± | ran first / second | drift per round | idle, nice: variant | idle, nice: %s |" % base)
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for b in batches:
+        for v in variants:
+            r = ratios(kind, v, base, b)
+            if not r:
+                continue
+            m, lo, hi = quart(r)
+            pv = [int(x[6]) for x in sysrows(v, b, part)]
+            pb = [int(x[6]) for x in sysrows(base, b, part)]
+            first = [x for x, a, c in zip(r, pv, pb) if a < c]
+            second = [x for x, a, c in zip(r, pv, pb) if a > c]
+            fs = "%s / %s" % ("%.3f" % statistics.median(first) if first else "-", "%.3f" % statistics.median(second) if second else "-")
+            n = len(r)
+            xm = (n - 1) / 2
+            slope = sum((i - xm) * (x - statistics.mean(r)) for i, x in enumerate(r)) / max(sum((i - xm) ** 2 for i in range(n)), 1)
+            sh = lambda v: "%.0f %%, %.0f %%" % (100 * statistics.median([share(x, [3, 4]) for x in sysrows(v, b, part)] or [0]),
+                                                   100 * statistics.median([share(x, [1]) for x in sysrows(v, b, part)] or [0]))
+            print("| %s | %s | %d | **%.3f** | %.3f–%.3f | %.3f–%.3f | %.1f %% | %s | %+.3f | %s | %s |" % (
+                b, v, n, m, lo, hi, min(r), max(r), spread(r), fs, slope, sh(v), sh(base)))
+
+print()
+print("e. the spread of the ratios, round by round (one ratio per round, its two runs adjacent, their order")
+print("   swapped every round): median, middle half, range, ± half the range; the medians of the rounds in")
+print("   which the variant ran first and second; the drift of the ratio per round; the machine's idle and")
+print("   nice (other users' niced processes) shares of its CPU during the runs (/proc/stat).")
+print("e1. orders/s ÷ thin service (b.)")
+stats_table("rate", "thin", "b", "orders/s")
+print("e2. Redis µs/order ÷ minimal script (a.)")
+stats_table("cpu", "minimal", "a", "Redis")
+print("e3. the orders/s a CPU-bound machine would give, thin service = 1: in b.'s rounds, the thin service's")
+print("    CPU per order (Redis's INFO cpu and its servers' over the window, the load tool's over its run) over")
+print("    the variant's. Other sessions' work takes CPU time, not CPU per order, so this moves less than b.;")
+print("    where b. reads lower, the variant waits rather than computes.")
+for r in list(rows):
+    if r[0] == "rate":
+        k = (r[1], r[2], r[3])
+        tot = sum(value(x) for x in rows if x[0] in ("rcpu", "srv", "tool") and (x[1], x[2], x[3]) == k)
+        rows.append(["tot", r[1], r[2], r[3], tot])
+value_plain = value
+def value(r):
+    return r[4] if r[0] == "tot" else value_plain(r)
+print("| batch | variant | rounds | median | middle half | range | ± | µs/order: variant | thin |")
+print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+for b in batches:
+    for v in variants:
+        r = [y / x for x, y in zip(vals("tot", v, b), vals("tot", "thin", b))]
+        if r:
+            m, lo, hi = quart(r)
+            print("| %s | %s | %d | **%.3f** | %.3f–%.3f | %.3f–%.3f | %.1f %% | %.1f | %.1f |" % (b, v, len(r), m, lo, hi, min(r), max(r), spread(r),
+                  statistics.median(vals("tot", v, b)), statistics.median(vals("tot", "thin", b))))
+print("e4. where the machine's CPU went in b.'s runs, in per cent of all its cores: the run's own processes")
+print("    (Redis, the variant's two servers, the load tool: e3's CPU per order times orders/s), other")
+print("    sessions' niced work, idle (/proc/stat). A run that leaves the cores to others or idle waits")
+print("    (is latency-bound) rather than computes.")
+print("| batch | variant | own | nice | idle |")
+print("|---:|---|---:|---:|---:|")
+ncpu = os.cpu_count()
+for b in batches:
+    for v in variants + ["thin"]:
+        own = [t * o / 1e6 / ncpu for t, o in zip(vals("tot", v, b), vals("rate", v, b))]
+        sr = sysrows(v, b, "b")
+        if own:
+            print("| %s | %s | %.0f %% | %.0f %% | %.0f %% |" % (b, v, 100 * statistics.median(own),
+                  100 * statistics.median([share(x, [1]) for x in sr]), 100 * statistics.median([share(x, [3, 4]) for x in sr])))
+print("e5. each variant's own values, ± half their range over the median (a. Redis µs/order; b. orders/s)")
+for b in batches:
+    for v in variants + ["thin", "minimal"]:
+        c = vals("cpu", v, b)
+        t = vals("rate", v, b)
+        print("  batch %s %s: Redis µs/order ±%.1f %%%s" % (b, v, spread(c), ", orders/s ±%.1f %%" % spread(t) if t else ""))
+
 print()
 print("per round:")
-for kind, f in (("cpu", "%.1f"), ("rate", "%.0f"), ("srv", "%.1f"), ("tool", "%.1f")):
+for kind, f in (("cpu", "%.1f"), ("rate", "%.0f"), ("rcpu", "%.1f"), ("srv", "%.1f"), ("tool", "%.1f")):
     for b in batches:
         for v in variants + (["thin", "minimal"] if kind == "cpu" else ["thin"]):
             print("  %s batch %s %s: %s" % (kind, b, v, " ".join(f % x for x in vals(kind, v, b))))
+for part in ("a", "b"):
+    for b in batches:
+        for v in variants + ["thin"] + (["minimal"] if part == "a" else []):
+            print("  %s: idle/nice %%, batch %s %s: %s" % (part, b, v, " ".join("%.0f/%.0f" % (100 * share(x, [3, 4]), 100 * share(x, [1])) for x in sysrows(v, b, part))))
+    for b in batches:
+        for v in variants + ["thin"]:
+            print("  %s: Redis MB at the start, batch %s %s: %s" % (part, b, v, " ".join("%.0f" % (float(r[4]) / 1e6) for r in rows if r[0] == "mem" and r[1] == v and r[2] == b and r[6] == part)))
 PY
