@@ -181,12 +181,21 @@ childCPU() {
   awk 'NR == 2 {for (i = 1; i <= 2; i++) {split($i, t, /[ms]/); s += t[1] * 60 + t[2]}} END {printf "%.3f\n", s}' "$1"
 }
 
-# order ROUND WORD... prints the words, reversed in even rounds, so that
-# no variant always runs first.
+# order ROUND WORD... prints the words rotated by (ROUND - 1) / 2 places
+# and reversed in even rounds: with two words they alternate (ABBA); with
+# n, every word takes every place once forward and once reversed in 2n
+# rounds (SETS: make ROUNDS a multiple of twice the variants, thin
+# included). A word keeps its two ring neighbours, though: only with two
+# words does each variant run as often right after its reference as
+# right before it.
 order() {
-  local r=$1 out=()
+  local r=$1 out=() k i
   shift
-  for w in "$@"; do if ((r % 2)); then out+=("$w"); else out=("$w" "${out[@]}"); fi; done
+  local w=("$@")
+  k=$(((r - 1) / 2 % $#))
+  for ((i = 0; i < $#; i++)); do
+    if ((r % 2)); then out+=("${w[(i + k) % $#]}"); else out=("${w[(i + k) % $#]}" "${out[@]}"); fi
+  done
   echo "${out[@]}"
 }
 
