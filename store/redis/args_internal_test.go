@@ -67,6 +67,29 @@ func TestSettingsArg(t *testing.T) {
 		t.Errorf("dry run with keys: settings %q", got)
 	}
 	req.DryRun = false
+	// The Store keeps the last argument: each call below differs from the
+	// one before it in one thing only.
+	for _, c := range []struct {
+		change func()
+		floor  time.Duration
+		keyed  bool
+		want   string
+	}{
+		{func() {}, time.Second, true, "3600000|60000|7|1000|0|1"},
+		{func() {}, time.Second, false, "3600000|60000|7|1000|0|0"},
+		{func() { req.DryRun = true }, time.Second, false, "3600000|60000|7|1000|1|0"},
+		{func() { req.DryRun = false }, time.Second, false, "3600000|60000|7|1000|0|0"},
+		{func() {}, 2 * time.Second, false, "3600000|60000|7|2000|0|0"},
+		{func() { req.MaxCost = 8 }, 2 * time.Second, false, "3600000|60000|8|2000|0|0"},
+		{func() { req.IdempotencyTTL = time.Second }, 2 * time.Second, false, "3600000|1000|8|2000|0|0"},
+		{func() { s.retention = time.Minute }, 2 * time.Second, false, "60000|1000|8|2000|0|0"},
+		{func() { s.retention, req.IdempotencyTTL, req.MaxCost = time.Hour, time.Minute, 7 }, time.Second, false, "3600000|60000|7|1000|0|0"},
+	} {
+		c.change()
+		if got := s.settingsArg(req, c.floor, c.keyed); got != c.want {
+			t.Errorf("settings %q, want %q", got, c.want)
+		}
+	}
 	for _, n := range []int{3, 40} { // with and without RepeatedOrder's map
 		req.Orders = make([]dispatch.OrderInput, n)
 		for i := range req.Orders {

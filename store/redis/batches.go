@@ -155,24 +155,51 @@ func joinIDs(orders []dispatch.OrderInput) string {
 // turn among its checks). The numbers are in ms but
 // maxCost; the floor goes up to whole seconds (a record may stay longer,
 // never less), so that a pool's calls send the same few strings, which
-// the script parses once each (dispatch.lua's settingsOf).
+// the script parses once each (dispatch.lua's settingsOf), and which the
+// Store keeps the last of (settingsMemo).
 func (s *Store) settingsArg(req dispatch.DispatchRequest, floor time.Duration, hasKeys bool) string {
-	var buf [96]byte
-	b := strconv.AppendInt(buf[:0], s.retention.Milliseconds(), 10)
-	b = append(b, '|')
-	b = strconv.AppendInt(b, req.IdempotencyTTL.Milliseconds(), 10)
-	b = append(b, '|')
-	b = strconv.AppendInt(b, maxCost(req), 10)
-	b = append(b, '|')
-	b = strconv.AppendInt(b, ((floor + time.Second - 1) / time.Second * time.Second).Milliseconds(), 10)
-	b = append(b, '|', flag(req.DryRun), '|', flag(hasKeys))
+	k := settingsKey{
+		nums: [4]int64{s.retention.Milliseconds(), req.IdempotencyTTL.Milliseconds(), maxCost(req),
+			((floor + time.Second - 1) / time.Second * time.Second).Milliseconds()},
+		dry: req.DryRun, keyed: hasKeys,
+	}
+	set := s.settings.Load()
+	if set == nil || set.k != k {
+		set = &settingsMemo{k: k, s: formatSettings(k)}
+		s.settings.Store(set)
+	}
 	if req.UniqueIDs {
-		return string(b)
+		return set.s
 	}
 	if id, ok := dispatch.RepeatedOrder(req.Orders); ok {
-		return string(b) + "|" + id
+		return set.s + "|" + id
 	}
-	return string(b)
+	return set.s
+}
+
+// settingsKey is what a settings argument says but a repeated order id.
+type settingsKey struct {
+	nums       [4]int64 // retention, idemTTL, maxCost, floor
+	dry, keyed bool
+}
+
+// settingsMemo is the settings argument of k, kept by a Store for its
+// next call: a Service's calls send the same one, whose four numbers cost
+// some 700 instructions to format again each time (issue 21).
+type settingsMemo struct {
+	k settingsKey
+	s string
+}
+
+// formatSettings returns the settings argument of k.
+func formatSettings(k settingsKey) string {
+	var buf [96]byte
+	b := buf[:0]
+	for _, n := range k.nums {
+		b = strconv.AppendInt(b, n, 10)
+		b = append(b, '|')
+	}
+	return string(append(b, flag(k.dry), '|', flag(k.keyed)))
 }
 
 // flag is '1' for true, '0' for false.

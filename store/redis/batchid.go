@@ -95,22 +95,29 @@ const tagLen = 12
 // (dispatch.BatchNamer), or returns "" for one that cannot live in its
 // order's record: with an Idempotency-Key, with a retention shorter than a
 // batch record's floor (batchFloor; at most maxFloor), or whose first
-// order id is too long for the name to be an id.
+// order id is too long for the name to be an id. The Service sends valid
+// order ids (dispatch.ValidID), so the name, a valid id, ':' and hex
+// digits, is valid but for its length, the one thing checked here.
 func (s *Store) BatchID(req dispatch.DispatchRequest) string {
 	if !s.nameable(&req) {
 		return ""
 	}
 	first := req.Orders[0].ID
-	b := make([]byte, 0, len(first)+1+tagLen)
-	b = append(append(b, first...), ':')
-	for r, i := rand.Uint64(), 0; i < tagLen; i, r = i+1, r>>4 {
-		b = append(b, hexDigits[r&15])
-	}
-	if !dispatch.ValidID(string(b)) { // (a first id too long for the name)
+	if len(first)+1+tagLen > maxIDLen {
 		return ""
 	}
-	return string(b)
+	var b strings.Builder
+	b.Grow(len(first) + 1 + tagLen)
+	b.WriteString(first)
+	b.WriteByte(':')
+	for r, i := rand.Uint64(), 0; i < tagLen; i, r = i+1, r>>4 {
+		b.WriteByte(hexDigits[r&15])
+	}
+	return b.String()
 }
+
+// maxIDLen is the length of the longest id (dispatch.IDPattern).
+const maxIDLen = 128
 
 // nameable reports whether the batch of req can live in its first
 // order's record: it has orders and no Idempotency-Key, and the store's

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -71,6 +72,7 @@ type Store struct {
 	wait      waitPolicy
 	waiters   *waiters
 	heads     *heads
+	settings  atomic.Pointer[settingsMemo] // the last settings argument (settingsArg)
 }
 
 var _ dispatch.Store = (*Store)(nil)
