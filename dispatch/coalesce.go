@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -69,8 +70,9 @@ type CancelWaiter interface {
 	CancelDone() <-chan struct{}
 }
 
-// pending is one request and, once done is closed, its result or the group
-// it is to send (group, whose first request it is).
+// pending is one request and, once done is closed, its result, the group
+// it is to send (group, whose first request it is), or its deadline
+// passed: state says which closed done, which is closed once.
 type pending struct {
 	ctx   context.Context
 	req   DispatchRequest
@@ -78,14 +80,32 @@ type pending struct {
 	group []*pending  // guarded by coalescer.mu
 	alone [1]*pending // the group of a request that goes alone
 	done  chan struct{}
+	state atomic.Int32 // open, then handed (its result or its group) or expired
 	res   DispatchResult
 
 	// A request that waits with a CancelWaiter's deadline (watch): its
-	// queue's timer closes wake once the deadline has passed.
+	// queue's timer expires it once the deadline has passed.
 	deadline time.Time
-	wake     chan struct{}
-	woken    bool // guarded by coalescer.mu
-	slot     int  // its index in its queue's sleepers, guarded by coalescer.mu
+	slot     int // its index in its queue's sleepers, guarded by coalescer.mu
+}
+
+// The states of a pending's done: open; closed for its result, or for the
+// group it heads (handed); closed because its deadline passed (expired).
+// One channel serves both, closed by whichever comes first (close), where
+// a second channel for the deadline cost a queued request an allocation
+// and a third case in its select (issue 21).
+const (
+	open int32 = iota
+	handed
+	expired
+)
+
+// close closes p's done for why (handed or expired) unless it is closed
+// already.
+func (p *pending) close(why int32) {
+	if p.state.CompareAndSwap(open, why) {
+		close(p.done)
+	}
 }
 
 // dispatch sends req, alone or with others, and waits for its result, or
@@ -123,14 +143,13 @@ func (c *coalescer) dispatch(ctx context.Context, req DispatchRequest) (Dispatch
 	select {
 	case <-p.done:
 	case <-ended:
-	case <-p.wake: // nil unless watched
 	}
 	c.mu.Lock()
 	group, sent := p.group, p.sent
 	if !sent {
 		q.waiting = slices.DeleteFunc(q.waiting, func(x *pending) bool { return x == p })
 	}
-	if p.wake != nil {
+	if !p.deadline.IsZero() {
 		q.unwatch(p)
 	}
 	c.mu.Unlock()
@@ -140,12 +159,10 @@ func (c *coalescer) dispatch(ctx context.Context, req DispatchRequest) (Dispatch
 	case !sent:
 		return notSent(ctx), false
 	}
-	select {
-	case <-p.done:
+	if p.state.Load() == handed { // sent, and its result is in
 		return p.res, true
-	default:
-		return DispatchResult{Err: &IndeterminateError{BatchID: req.BatchID, Err: ctx.Err()}}, true
 	}
+	return DispatchResult{Err: &IndeterminateError{BatchID: req.BatchID, Err: ctx.Err()}}, true
 }
 
 // watch returns p's context if it is a CancelWaiter, for p to wait on
@@ -162,7 +179,6 @@ func (c *coalescer) watch(q *queue, p *pending) CancelWaiter {
 		return cw
 	}
 	p.deadline = d
-	p.wake = make(chan struct{})
 	p.slot = len(q.sleepers)
 	q.sleepers = append(q.sleepers, p)
 	if q.timerAt.IsZero() || d.Before(q.timerAt) {
@@ -207,10 +223,7 @@ func (c *coalescer) expire(q *queue) {
 	for _, p := range q.sleepers {
 		switch {
 		case !p.deadline.After(now):
-			if !p.woken {
-				p.woken = true
-				close(p.wake)
-			}
+			p.close(expired)
 		case next.IsZero() || p.deadline.Before(next):
 			next = p.deadline
 		}
@@ -283,7 +296,7 @@ func (c *coalescer) handOn(pool string, q *queue) {
 	head := group[0]
 	head.group = group
 	c.mu.Unlock()
-	close(head.done)
+	head.close(handed)
 }
 
 // send makes one store call for group and hands each request its result;
@@ -295,7 +308,7 @@ func (c *coalescer) send(group []*pending, self *pending) {
 		p := group[0]
 		p.res.Batch, p.res.Replayed, p.res.Err = c.single(ctx, p.req)
 		if p != self {
-			close(p.done)
+			p.close(handed)
 		}
 		return
 	}
@@ -306,7 +319,7 @@ func (c *coalescer) send(group []*pending, self *pending) {
 	for i, r := range c.store.DispatchMany(ctx, reqs) {
 		group[i].res = r
 		if group[i] != self {
-			close(group[i].done)
+			group[i].close(handed)
 		}
 	}
 }
