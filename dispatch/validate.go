@@ -10,6 +10,9 @@ import (
 // batch ids and idempotency keys.
 var IDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 
+// MaxIDLen is the length of the longest id (IDPattern).
+const MaxIDLen = 128
+
 // Limits of the numbers a client may send.
 const (
 	MaxWeight     = 1_000_000
@@ -28,7 +31,7 @@ const (
 // here, and the regexp costs several times more (TestValidIDMatchesPattern
 // keeps the two equal).
 func ValidID(id string) bool {
-	if len(id) == 0 || len(id) > 128 || idBytes[id[0]] != idFirst {
+	if len(id) == 0 || len(id) > MaxIDLen || idBytes[id[0]] != idFirst {
 		return false
 	}
 	for i := 1; i < len(id); i++ {

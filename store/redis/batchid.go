@@ -97,13 +97,15 @@ const tagLen = 12
 // batch record's floor (batchFloor; at most maxFloor), or whose first
 // order id is too long for the name to be an id. The Service sends valid
 // order ids (dispatch.ValidID), so the name, a valid id, ':' and hex
-// digits, is valid but for its length, the one thing checked here.
+// digits, is valid but for its length, the one thing checked here (a
+// caller of the Store's own that sends an invalid first id gets an invalid
+// name).
 func (s *Store) BatchID(req dispatch.DispatchRequest) string {
 	if !s.nameable(&req) {
 		return ""
 	}
 	first := req.Orders[0].ID
-	if len(first)+1+tagLen > maxIDLen {
+	if len(first)+1+tagLen > dispatch.MaxIDLen {
 		return ""
 	}
 	var b strings.Builder
@@ -115,9 +117,6 @@ func (s *Store) BatchID(req dispatch.DispatchRequest) string {
 	}
 	return b.String()
 }
-
-// maxIDLen is the length of the longest id (dispatch.IDPattern).
-const maxIDLen = 128
 
 // nameable reports whether the batch of req can live in its first
 // order's record: it has orders and no Idempotency-Key, and the store's
