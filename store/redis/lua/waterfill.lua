@@ -12,9 +12,9 @@
 local LAST = 2147483647
 
 -- wfFetch reads the entries of the ranks that take orders of a level emit,
--- start, start-1, ..., 0, top, top-1, ...: rank -> compId; from all, the
--- whole ZSET as ZRANGE WITHSCORES gives it, when the pass has read it
--- (wfPass).
+-- start, start-1, ..., 0, top, top-1, ...: rank r's compId at at[2r + 1],
+-- where ZRANGE WITHSCORES's reply has it; from all, that whole reply of the
+-- ZSET, when the pass has read it (wfPass).
 local function wfFetch(z, top, start, take, all)
   local at = {}
   -- (two ranges of ranks, lo..hi: start - a + 1..start, then the top ones
@@ -24,10 +24,10 @@ local function wfFetch(z, top, start, take, all)
   local lo, hi, last = start - a + 1, start, take <= a
   while true do
     if lo <= hi and all then
-      for j = lo, hi do at[j] = all[2 * j + 1] end
+      for j = 2 * lo + 1, 2 * hi + 1, 2 do at[j] = all[j] end
     elseif lo <= hi then
       local r = redis.call('ZRANGE', z, lo, hi)
-      for j = 1, #r do at[lo + j - 1] = r[j] end
+      for j = 1, #r do at[2 * (lo + j) - 1] = r[j] end
     end
     if last then return at end
     lo, hi, last = math.max(start + 1, top - (take - a) + 1), top, true
@@ -38,23 +38,26 @@ end
 -- does not change, calling pick(compId, v) for each order in turn, v the
 -- level's orderCount: every Scale of the level has it (with the pass's
 -- picks) as the level starts, so a Scale first picked in it has it in z.
--- pick returns false to stop after that order. Before the picks of a level it
--- calls seen(at) with the compIds they will come from (rank -> compId).
--- It returns the orders picked; with lowestCap, 0 and the lowest Scale and
--- its count, having picked nothing, when want orders could take that Scale
--- past MAXCOUNT (the level rises at most want above it). With level, a
--- pass that no pick stops, it calls level(at, v, start, top, take) once
--- for the take picks of a level instead of pick for each: the ranks start,
+-- pick returns false to stop after that order. Before the picks of a level
+-- it calls seen(at), if given, with the compIds they will come from (at:
+-- rank r's compId at at[2r + 1], wfFetch). It returns the orders picked;
+-- with lowestCap, 0 and the lowest Scale and its count, having picked
+-- nothing, when want orders could take that Scale past MAXCOUNT (the level
+-- rises at most want above it). With W, a plan (wfPend.plan) for a pass
+-- that no pick stops, it gives W the take picks of a level at once
+-- (wfPend.level) instead of calling pick for each: the ranks start,
 -- start-1, ..., 0, top, top-1, ... in turn.
 --
 -- A pass over a ZSET of at most wfPend.ALL Scales that may take more than
 -- one order reads it whole, with one ZRANGE, and finds the ranks and counts
 -- in that reply (all: compId, score, …, rank r at 2r + 1), where each of a
 -- level's reads was a command (some 4k instructions each; a batch of 100
--- over 16 Scales made about 8). (Its ranks by number, 0 to n - 1: what
--- a call may read is bounded, which the cost tests count by its ranks.)
--- With pre (wfPend, below) the pass reads nothing: pre.all is elig as the
--- call holds it, its scores numbers.
+-- over 16 Scales made about 8); without seen, the levels read their
+-- compIds in all itself (a table made and filled a level cost some 3k
+-- instructions). (Its ranks by number, 0 to n - 1: what a call may read
+-- is bounded, which the cost tests count by its ranks.) With pre (wfPend,
+-- below) the pass reads nothing: pre.all is elig as the call holds it, its
+-- scores numbers.
 --
 -- wfPend is elig as a call of several batches (dispatch_many.lua) holds
 -- it in Lua across its batches of several orders among Scales without
@@ -70,14 +73,15 @@ end
 -- instructions and the ZRANGE that reads them back 45k (each score
 -- printed by printf): three batches a call sent three of each
 -- (red25, docs/benchmarks.md). The call sorts the Scales by count and
--- then by name itself: n * 64 + the name's rank in lex, one number, which
--- table.sort orders without a Lua comparison. P: {n, all, lex (the names
--- by rank from 1), cnt (compId -> count), dirty (the compIds to write),
+-- then by name itself: count * 64 + the name's rank in lex, one number,
+-- which table.sort orders without a Lua comparison. P: {n, all, lex (the
+-- names by rank from 1), cnt (compId -> count), dirty (the compIds to
+-- write),
 -- off (true: more than ALL Scales, or lex and elig disagree: the call
 -- writes through)}, empty ({}) until the first batch that plans on it
 -- reads elig (wfPend.load), and again after flush.
 local wfPend = {ALL = 32, keys = {}}
-local function wfPass(z, want, pick, seen, lowestCap, level, pre)
+local function wfPass(z, want, pick, seen, lowestCap, W, pre)
   local n, all
   if pre then
     n, all = pre.n, pre.all
@@ -95,12 +99,17 @@ local function wfPass(z, want, pick, seen, lowestCap, level, pre)
       local head = redis.call('ZRANGE', z, nxt, nxt, 'WITHSCORES')
       hid, hv = head[1], head[2]
     end
-    local v = tonumber(hv)
+    -- (pre's scores are numbers: no tonumber, a C call)
+    local v = pre and hv or tonumber(hv)
     if lowestCap and nxt == 0 and v + want > MAXCOUNT then return 0, hid, v end
     if all then
-      -- (ZCOUNT -inf v: the ranks are in order of score)
-      top = nxt
-      while top + 1 < n and (pre and all[2 * top + 4] or num(all[2 * top + 4])) <= v do top = top + 1 end
+      -- (ZCOUNT -inf v: the ranks are in order of score, so a rank above
+      -- is in the level while its score is hv, which Redis writes the same
+      -- for equal numbers (no num, a Lua call a rank); i steps over the
+      -- scores, rank top + 1's at 2 * top + 4)
+      local i, last = 2 * nxt + 4, 2 * n
+      while i <= last and all[i] == hv do i = i + 2 end
+      top = i / 2 - 2
     else
       top = redis.call('ZCOUNT', z, '-inf', hv) - 1
     end
@@ -115,24 +124,30 @@ local function wfPass(z, want, pick, seen, lowestCap, level, pre)
       else
         above = tonumber(redis.call('ZRANGE', z, top + 1, top + 1, 'WITHSCORES')[2])
       end
-      local width = top + 1
-      -- D may exceed what a batch needs: compare the rounds instead.
-      if above - v < math.ceil(take / width) then take = (above - v) * width end
+      -- D may exceed what a batch needs
+      local d = (above - v) * (top + 1)
+      if d < take then take = d end
     end
-    -- one order from rank 0, a single-order batch's usual case: the first
-    -- level's head names it
     local at
-    if take == 1 and start == 0 and nxt == 0 then at = {[0] = hid} else at = wfFetch(z, top, start, take, all) end
-    seen(at)
-    if level then
-      level(at, v, start, top, take)
+    if all and not seen then
+      at = all
+    elseif take == 1 and start == 0 and nxt == 0 then
+      -- one order from rank 0, a single-order batch's usual case: the
+      -- first level's head names it
+      at = {hid}
+    else
+      at = wfFetch(z, top, start, take, all)
+    end
+    if seen then seen(at) end
+    if W then
+      wfPend.level(W, at, v, start, top, take)
       done = done + take
     else
-      local rank = start
+      local i, last = 2 * start + 1, 2 * top + 1
       for _ = 1, take do
         done = done + 1
-        if not pick(at[rank], v) then return done end
-        if rank == 0 then rank = top else rank = rank - 1 end
+        if not pick(at[i], v) then return done end
+        if i == 1 then i = last else i = i - 2 end
       end
     end
     nxt = top + 1
@@ -232,8 +247,9 @@ end
 -- wfPend.plan is the plan of a batch of several orders (wfAssign), kept
 -- from batch to batch and from call to call (the library's tables live as
 -- long as its Lua state): {comps, cur, first, eligDone} as planAssign
--- returns it, ids (the Scales of a pass), and cs, each Scale's record c
--- by compId, which a plan's cur takes again. A batch of 100 over 16
+-- returns it, nc (#comps so far), ids (the Scales of a pass, with
+-- maxOrders), and cs, each Scale's record c by compId, which a plan's cur
+-- takes again (wfPend.rec). A batch of 100 over 16
 -- Scales made some 25 tables and grew each key by key, cur, first and ids
 -- through five resizes each, and Lua spent some 600 instructions on a
 -- table, 160 on a new key and 750 on a resize (tab26). Each plan empties
@@ -243,7 +259,58 @@ end
 -- plan before the next one is made (dispatch.lua, tick.lua, reassign.lua,
 -- fail.lua). cs is emptied once it holds CS Scales (every pool's Scales
 -- share it: a compId's c is made again for each plan that takes it).
-wfPend.plan = {comps = {}, cur = {}, first = {}, eligDone = true, ids = {}, cs = {}, ncs = 0, CS = 4096}
+wfPend.plan = {comps = {}, cur = {}, first = {}, eligDone = true, nc = 0, ids = {}, cs = {}, ncs = 0, CS = 4096}
+
+-- wfPend.rec makes the record c of Scale id in plan W, which first meets
+-- it at count v, with maxOrders max (0: none): what saveAssigned and the
+-- own index read of it, its maxOrders and its count (out, base 0; out0 as
+-- the plan found it), and k, its picks in the pass so far (pick's; a
+-- level counts its picks into out at once). It is cur[id] for the rest of
+-- the plan, and id joins first. (Called once a Scale a plan: a Scale met
+-- again in a later level or pick is a look-up in cur, where a Lua call
+-- costs some 300 instructions.)
+function wfPend.rec(W, id, v, max)
+  local c = W.cs[id]
+  if c then
+    c.st, c.max, c.base, c.out, c.out0, c.k = 'a', max, 0, v, v, 0
+  else
+    c = {st = 'a', max = max, base = 0, out = v, out0 = v, k = 0}
+    W.cs[id], W.ncs = c, W.ncs + 1
+  end
+  local first = W.first
+  W.cur[id], first[#first + 1] = c, id
+  return c
+end
+
+-- wfPend.level gives plan W the take picks of a level of wfPass at count v
+-- (at: rank r's compId at at[2r + 1]), from rank start down to 0 and then
+-- from top down: each to comps in turn, and each Scale's to its record's
+-- count at once (no Scale has a maxOrders, so no pick stops the pass). The
+-- Scale of rank start - j (mod top + 1) takes every (top + 1)th pick from
+-- the jth.
+function wfPend.level(W, at, v, start, top, take)
+  -- (the order's loop on locals: each field or upvalue it read was a VM
+  -- instruction an order more)
+  local i, last, m, comps = 2 * start + 1, 2 * top + 1, W.nc, W.comps
+  for _ = 1, take do
+    m = m + 1
+    comps[m] = at[i]
+    if i == 1 then i = last else i = i - 2 end
+  end
+  W.nc = m
+  -- (take = q * (top + 1) + r: the jth Scale takes q + 1 for j < r, else
+  -- q; worked out once, not with math.floor a Scale)
+  local r = take % (top + 1)
+  local q = (take - r) / (top + 1)
+  local cur = W.cur
+  i = 2 * start + 1
+  for j = 0, (take < top + 1 and take or top + 1) - 1 do
+    local id = at[i]
+    local c = cur[id] or wfPend.rec(W, id, v, 0)
+    if j < r then c.out = c.out + q + 1 else c.out = c.out + q end
+    if i == 1 then i = last else i = i - 2 end
+  end
+end
 
 local function wfAssign(n, dry, room, P)
   local z = K.elig
@@ -279,92 +346,47 @@ local function wfAssign(n, dry, room, P)
   local comps, cur, first, ids = W.comps, W.cur, W.first, W.ids -- comps: compId per order, in request order
   for j = #first, 1, -1 do cur[first[j]], first[j] = nil, nil end
   if W.ncs >= W.CS then W.cs, W.ncs = {}, 0 end
-  local cs = W.cs
-  local nc = 0 -- #comps
-  while nc < n do
-    -- the Scales this pass picks (ids), their records (read, with limited)
-    for j = #ids, 1, -1 do ids[j] = nil end
-    local read = limited and {}
-    -- read the records of a level's Scales in one HMGET
-    local function seen(at)
-      if not limited then return end
-      local want = {}
-      for _, id in pairs(at) do
-        if not cur[id] and read[id] == nil then want[#want + 1] = id end
-      end
-      local recs = hmgetList(K.scales, want)
-      for j, id in ipairs(want) do read[id] = recs[j] end
-    end
-    -- c is what saveAssigned needs of a Scale: its maxOrders and its count
-    -- (out; base 0), and k, its picks in this pass.
-    local function scale(id, v)
-      local c = cur[id]
-      if not c then
-        local max = 0
-        if limited then max = recMax(read[id]) end
-        c = cs[id]
-        if c then
-          c.st, c.max, c.base, c.out, c.out0, c.k = 'a', max, 0, v, v, 0
-        else
-          c = {st = 'a', max = max, base = 0, out = v, out0 = v, k = 0}
-          cs[id], W.ncs = c, W.ncs + 1
-        end
-        cur[id] = c
-        first[#first + 1] = id
-      end
-      if c.k == 0 then ids[#ids + 1] = id end
-      return c
-    end
-    local pick, level
+  W.nc = 0
+  while W.nc < n do
+    -- With maxOrders, a pick at a time: the Scales this pass picks (ids),
+    -- their records read a level at a time in one HMGET (read), and a
+    -- Scale that reaches its maxOrders ends the pass. Without, wfPass
+    -- gives the plan a level at a time (wfPend.level), and one pass takes
+    -- all n: its Scales are first.
+    local pick, seen, read
     if limited then
+      for j = #ids, 1, -1 do ids[j] = nil end
+      read = {}
+      seen = function(at)
+        local want = {}
+        for _, id in pairs(at) do
+          if not cur[id] and read[id] == nil then want[#want + 1] = id end
+        end
+        local recs = hmgetList(K.scales, want)
+        for j, id in ipairs(want) do read[id] = recs[j] end
+      end
       pick = function(id, v)
-        local c = scale(id, v)
+        local c = cur[id] or wfPend.rec(W, id, v, recMax(read[id]))
         local k = c.k + 1
+        if k == 1 then ids[#ids + 1] = id end
         c.k = k
-        nc = nc + 1
-        comps[nc] = id
+        local m = W.nc + 1
+        W.nc, comps[m] = m, id
         return c.max == 0 or c.out + k < c.max
       end
-    else
-      -- No Scale has a maxOrders, so no pick stops the pass: a level's
-      -- picks go to comps in turn, and each Scale's are counted at once.
-      -- The Scale of rank start - j (mod top + 1) takes every (top + 1)th
-      -- pick from the jth.
-      level = function(at, v, start, top, take)
-        -- (nc and comps are upvalues: locals in the loop, each order
-        -- three VM instructions fewer)
-        local rank, m, cs = start, nc, comps
-        for _ = 1, take do
-          m = m + 1
-          cs[m] = at[rank]
-          if rank == 0 then rank = top else rank = rank - 1 end
-        end
-        nc = m
-        -- (take = q * (top + 1) + r: the jth Scale takes q + 1 for j < r,
-        -- else q; worked out once, not with math.floor a Scale)
-        local r = take % (top + 1)
-        local q = (take - r) / (top + 1)
-        rank = start
-        for j = 0, math.min(take, top + 1) - 1 do
-          local c = scale(at[rank], v)
-          if j < r then c.k = c.k + q + 1 else c.k = c.k + q end
-          if rank == 0 then rank = top else rank = rank - 1 end
-        end
-      end
     end
-    local got, capId, capCount = wfPass(z, n - nc, pick, seen, nc == 0 and not limited, level, pre)
+    local got, capId, capCount = wfPass(z, n - W.nc, pick, seen, W.nc == 0 and not limited, not limited and W, pre)
     -- (the first pass only: nothing is written before it ends)
     if capId then return nil, capFail(capId, capCount, n) end
     if got == 0 then error('dispatch: no room although the pool counted some') end
+    local pass = limited and ids or first
     if pre then
       -- (no maxOrders: one pass took all n, and nothing leaves elig)
       local cnt, d = pre.cnt, pre.dirty
-      for j = 1, #ids do
-        local id = ids[j]
-        local c = cur[id]
-        c.out, c.k = c.out + c.k, 0
+      for j = 1, #pass do
+        local id = pass[j]
         if not d[id] then d[id] = true; d[#d + 1] = id end
-        cnt[id] = c.out
+        cnt[id] = cur[id].out
       end
       wfPend.sort(pre)
       return W
@@ -372,8 +394,8 @@ local function wfAssign(n, dry, room, P)
     -- the scores as strings, each formatted once: a pass gives most of
     -- its Scales the same count or two
     local add, rem, score = {}, {}, {}
-    for j = 1, #ids do
-      local id = ids[j]
+    for j = 1, #pass do
+      local id = pass[j]
       local c = cur[id]
       local count = c.out + c.k
       c.out, c.k = count, 0
@@ -386,13 +408,13 @@ local function wfAssign(n, dry, room, P)
         rem[#rem + 1] = id
       end
     end
-    if nc < n or not dry then
+    if W.nc < n or not dry then
       if dry and z == K.elig then
         redis.call('ZUNIONSTORE', K.tmp, 1, K.elig)
         z = K.tmp
       end
       callMany('ZADD', z, add, 2)
-      callMany('ZREM', z, rem, 1)
+      if #rem > 0 then callMany('ZREM', z, rem, 1) end
     end
   end
   if z == K.tmp then redis.call('DEL', K.tmp) end
