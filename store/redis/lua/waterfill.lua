@@ -73,10 +73,11 @@ end
 -- instructions and the ZRANGE that reads them back 45k (each score
 -- printed by printf): three batches a call sent three of each
 -- (red25, docs/benchmarks.md). The call sorts the Scales by count and
--- then by name itself: count * 64 + the name's rank in lex, one number,
+-- then by name itself: count * 64 + the name's place in lex, one number,
 -- which table.sort orders without a Lua comparison. P: {n, all, lex (the
 -- names by rank from 1), cnt (compId -> count), dirty (the compIds to
--- write),
+-- write), sorted (false: a batch changed cnt since all was last put in
+-- order, wfPend.sort),
 -- off (true: more than ALL Scales, or lex and elig disagree: the call
 -- writes through)}, empty ({}) until the first batch that plans on it
 -- reads elig (wfPend.load), and again after flush.
@@ -171,24 +172,28 @@ function wfPend.load(P)
     if cnt[id] ~= false then return false end
     cnt[id], all[j] = v, v
   end
-  P.n, P.all, P.lex, P.cnt, P.dirty = n, all, lex, cnt, {}
+  P.n, P.all, P.lex, P.cnt, P.dirty, P.sorted = n, all, lex, cnt, {}, true
   return true
 end
 
 -- wfPend.sort puts P.all in elig's order again after a batch changed
--- counts: by count, then by name (lex's order), as one number each. Its
+-- counts (P.sorted false), before the next batch plans on it (the call's
+-- last batch leaves it unsorted: flush reads cnt): by count, then by name
+-- (lex's order), as one number each, count * 64 + the name's place in lex
+-- (from 1; at most ALL < 64). Its
 -- keys, wfPend.keys, are kept from batch to batch and call to call (at
 -- most ALL numbers, cut to n: a list grown anew was five resizes a batch).
 function wfPend.sort(P)
   local n, all, lex, cnt, keys = P.n, P.all, P.lex, P.cnt, wfPend.keys
-  for j = 1, n do keys[j] = cnt[lex[j]] * 64 + j - 1 end
+  for j = 1, n do keys[j] = cnt[lex[j]] * 64 + j end
   for j = #keys, n + 1, -1 do keys[j] = nil end
   table.sort(keys)
   for j = 1, n do
     local key = keys[j]
     local r = key % 64
-    all[2 * j - 1], all[2 * j] = lex[r + 1], (key - r) / 64
+    all[2 * j - 1], all[2 * j] = lex[r], (key - r) / 64
   end
+  P.sorted = true
 end
 
 -- wfPend.flush writes the counts that P changed to elig, with one ZADD,
@@ -326,7 +331,10 @@ local function wfAssign(n, dry, room, P)
       wfPend.flush(P)
     elseif not P.off then
       if not P.all then P.off = not wfPend.load(P) end
-      if not P.off then pre = P end
+      if not P.off then
+        pre = P
+        if not P.sorted then wfPend.sort(P) end
+      end
     end
   end
   if n == 1 and not limited then
@@ -388,7 +396,7 @@ local function wfAssign(n, dry, room, P)
         if not d[id] then d[id] = true; d[#d + 1] = id end
         cnt[id] = cur[id].out
       end
-      wfPend.sort(pre)
+      pre.sorted = false
       return W
     end
     -- the scores as strings, each formatted once: a pass gives most of
