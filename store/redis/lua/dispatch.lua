@@ -445,7 +445,10 @@ local function dispatchBatch(A, o, c, cx)
     end
     hsetMany(K.orders, okv, k)
   end
-  if plan then saveAssigned(first, cur, plan.eligDone) end
+  -- (a plan that wrote elig itself among Scales without maxOrders, room
+  -- 0, leaves saveAssigned nothing to do: it would look at each Scale to
+  -- find none with a maxOrders)
+  if plan and not (plan.eligDone and room == 0) then saveAssigned(first, cur, plan.eligDone) end
   cx.u, cx.r, agg.u, agg.r = cx.u + agg.u, cx.r + agg.r, 0, 0
   cx.n = cx.n + n
 
