@@ -292,29 +292,26 @@ end
 -- from top down: each to comps in turn, and each Scale's to its record's
 -- count at once (no Scale has a maxOrders, so no pick stops the pass). The
 -- Scale of rank start - j (mod top + 1) takes every (top + 1)th pick from
--- the jth.
+-- the jth: the first top + 1 picks go one a Scale, and the rest repeat
+-- them.
 function wfPend.level(W, at, v, start, top, take)
-  -- (the order's loop on locals: each field or upvalue it read was a VM
-  -- instruction an order more)
-  local i, last, m, comps = 2 * start + 1, 2 * top + 1, W.nc, W.comps
-  for _ = 1, take do
-    m = m + 1
-    comps[m] = at[i]
-    if i == 1 then i = last else i = i - 2 end
-  end
-  W.nc = m
-  -- (take = q * (top + 1) + r: the jth Scale takes q + 1 for j < r, else
-  -- q; worked out once, not with math.floor a Scale)
-  local r = take % (top + 1)
-  local q = (take - r) / (top + 1)
-  local cur = W.cur
-  i = 2 * start + 1
-  for j = 0, (take < top + 1 and take or top + 1) - 1 do
+  local m, comps, cur, w = W.nc, W.comps, W.cur, top + 1
+  -- (take = q * w + r: the jth Scale takes q + 1 for j <= r, else q;
+  -- worked out once, not with math.floor a Scale)
+  local r = take % w
+  local q = (take - r) / w
+  local i, last = 2 * start + 1, 2 * top + 1
+  for j = 1, take < w and take or w do
     local id = at[i]
+    comps[m + j] = id
     local c = cur[id] or wfPend.rec(W, id, v, 0)
-    if j < r then c.out = c.out + q + 1 else c.out = c.out + q end
+    if j <= r then c.out = c.out + q + 1 else c.out = c.out + q end
     if i == 1 then i = last else i = i - 2 end
   end
+  -- (a copy an order: four VM instructions, where stepping the rank was
+  -- six or seven)
+  for j = m + w + 1, m + take do comps[j] = comps[j - w] end
+  W.nc = m + take
 end
 
 local function wfAssign(n, dry, room, P)
