@@ -397,8 +397,9 @@ local function wfAssign(n, dry, room, P)
       return W
     end
     -- the scores as strings, each formatted once: a pass gives most of
-    -- its Scales the same count or two
-    local add, rem, score = {}, {}, {}
+    -- its Scales the same count or two (add made at its most, newList:
+    -- 32 entries grown one by one were six resizes; na counts them)
+    local add, na, rem, score = newList(2 * #pass), 0, {}, {}
     for j = 1, #pass do
       local id = pass[j]
       local c = cur[id]
@@ -407,8 +408,8 @@ local function wfAssign(n, dry, room, P)
       if c.max == 0 or count < c.max then
         local s = score[count]
         if not s then s = fmt(count); score[count] = s end
-        add[#add + 1] = s
-        add[#add + 1] = id
+        na = na + 2
+        add[na - 1], add[na] = s, id
       else
         rem[#rem + 1] = id
       end
@@ -418,7 +419,7 @@ local function wfAssign(n, dry, room, P)
         redis.call('ZUNIONSTORE', K.tmp, 1, K.elig)
         z = K.tmp
       end
-      callMany('ZADD', z, add, 2)
+      callMany('ZADD', z, add, 2, na)
       if #rem > 0 then callMany('ZREM', z, rem, 1) end
     end
   end
