@@ -382,19 +382,18 @@ local function release(id, o, c, st, now, ret)
   queuePush(K.oexp, {fmt(now + ret) .. '|' .. id})
 end
 
--- hexSmall is hex with a memo of the numbers below 2048 (a token's k):
--- string.format costs a dispatch of 100 orders over 16 Scales some
--- 0.5k instructions per order in ownAppendTok alone.
-local hexSmall = (function()
-  local memo = {}
-  return function(x)
-    local s = memo[x]
-    if s then return s end
-    s = hex(x)
-    if x < 2048 then memo[x] = s end
-    return s
-  end
-end)()
+-- hexSmall[x] is hex(x) for the numbers below 2048 that hexSmall.of(x)
+-- has made (a token's k; `hexSmall[k] or hexSmall.of(k)`): string.format
+-- costs a dispatch of 100 orders over 16 Scales some 0.5k instructions per
+-- order in ownAppendTok alone. A memo read in place, not a function: a
+-- number met before is a look-up, where a call from Lua costs some 300
+-- instructions (tab27). (The functions' Lua has no setmetatable.)
+local hexSmall = {}
+function hexSmall.of(x)
+  local s = hex(x)
+  if x < 2048 then hexSmall[x] = s end
+  return s
+end
 
 -- seal seals Scale comp's tail v, whose entries and then more (entries,
 -- or '') fill its chunk: the chunk keeps v's p (without a w) and its
@@ -479,7 +478,7 @@ local function ownAppendTok(first, cur, ref)
     local id = first[j]
     local v, c = tails[j], cur[id]
     local k = c.out - c.out0
-    local e, chunk, x = '~' .. ref .. '.' .. hexSmall(k) .. ',', '0', #kv
+    local e, chunk, x = '~' .. ref .. '.' .. (hexSmall[k] or hexSmall.of(k)) .. ',', '0', #kv
     if not v then
       v = '0|0||' .. e
     elseif #v < OWN then
@@ -619,7 +618,7 @@ function ownPend.tok(P, first, cur, ref)
     if s[4] + (s[2] and s[3] - 1 or #s[6] + 1) >= OWN then s = ownPend.seal(P, id, s) end
     local c = cur[id]
     local k = c.out - c.out0
-    local e, ne = pre .. hexSmall(k), s[5] + 1
+    local e, ne = pre .. (hexSmall[k] or hexSmall.of(k)), s[5] + 1
     s[PE + ne], s[5], s[4] = e, ne, s[4] + #e + 1
     at[id] = s[1]
     if k >= OWNK then ownPend.seal(P, id, s) end
