@@ -468,9 +468,10 @@ end
 -- header as read (only its chunk is read from it). Returns the chunk
 -- (hexadecimal) of each Scale's token, by compId, and the HSET field/value
 -- list for K.orders, which the caller writes. Its work is per Scale, not
--- per order.
+-- per order: the token joins its tail in the concatenation that makes the
+-- new tail (no string of its own), after "~ref." made once a batch.
 local function ownAppendTok(first, cur, ref)
-  local tf, at, kv = {}, {}, {}
+  local tf, at, kv, pre = {}, {}, {}, '~' .. ref .. '.'
   -- (tailField's OFIELD .. comp, inline: a Lua call less a Scale)
   for j = 1, #first do tf[j] = OFIELD .. first[j] end
   local tails = hmgetList(K.orders, tf)
@@ -478,17 +479,17 @@ local function ownAppendTok(first, cur, ref)
     local id = first[j]
     local v, c = tails[j], cur[id]
     local k = c.out - c.out0
-    local e, chunk, x = '~' .. ref .. '.' .. (hexSmall[k] or hexSmall.of(k)) .. ',', '0', #kv
+    local hk, chunk, x = hexSmall[k] or hexSmall.of(k), '0', #kv
     if not v then
-      v = '0|0||' .. e
+      v = '0|0||' .. pre .. hk .. ','
     elseif #v < OWN then
       chunk = string.match(v, '^%x+')
-      v = v .. e
+      v = v .. pre .. hk .. ','
     else
       local h
       chunk, h, kv[x + 1], kv[x + 2] = seal(id, v, '')
       x = x + 2
-      v = h .. '|' .. e
+      v = h .. '|' .. pre .. hk .. ','
     end
     if k >= ownPend.OWNK then
       -- (the token stays in chunk; the tail goes on, empty, in the next)
