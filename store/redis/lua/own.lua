@@ -51,7 +51,7 @@ local OWN = 256
 -- 1,000 over 16 seals each of its Scales' tails, one chunk field per Scale.
 -- (It is a field of ownPend, the pending tails of a call, described below:
 -- the library is near Lua's limit of locals.)
-local ownPend = {PE = 6, OWNK = 16}
+local ownPend = {PE = 5, OWNK = 16}
 
 -- The own index lives in K.orders (layout 6), in fields that begin with
 -- OFIELD (the preamble's, keys.go): a Scale's tail in tailField, so that a
@@ -533,61 +533,58 @@ end
 -- (ownAppendOne): the call writes the pending tails before it
 -- (dispatch.lua), as holding a tail for one order costs more than it
 -- saves. A tail there is a list (positional, which Lua fills and reads
--- cheaper than named fields): {ct, v, bl, len, ne, hp, new entries…}: ct
--- the tail chunk (hexadecimal), v the tail read (false: none, or sealed
--- since) whose entries start at bl, len the bytes of its entries, ne the
--- new entries, from index PE + 1, hp its header up to p, "ct|cl|p". Every
--- tail P holds has at least one new entry, but one sealed after a token
--- of OWNK orders (ownPend.tok). (ownPend is declared above, with OWNK.)
+-- cheaper than named fields): {ct, v, hl, len, ne, new entries…}: ct the
+-- tail chunk (hexadecimal), v the tail as read ("0|0||" for none; its
+-- header as seal made it, "ct|cl||", once sealed in the call), hl the
+-- bytes of v's header (up to and with its third '|'), len the bytes of its
+-- entries and the new ones, ne the new entries, from index PE + 1: the
+-- tail to write is v and the new entries, whose header P never parses
+-- again (seal does, once per chunk). Every tail P holds has at least one
+-- new entry, but one sealed after a token of OWNK orders (ownPend.tok).
+-- (ownPend is declared above, with OWNK.)
 
 -- ownPend.new returns the pending tails of a call: by compId, and in the
 -- order first read; and kv, the list of the records that each batch of
 -- the call writes, from 1 (dispatch.lua), and at (ownPend.tok).
 function ownPend.new() return {t = {}, order = {}, sealed = {}, kv = {}, at = {}} end
 
--- ownPend.of returns Scale comp's tail in P, made from its value v (false:
--- none) if P holds none yet.
-function ownPend.of(P, comp, v)
-  local s = P.t[comp]
-  if s then return s end
-  if not v then
-    s = {'0', false, 0, 0, 0, '0|0|'}
-  else
-    local hp, ct, bl = string.match(v, '^((%x+)|%x+|%x*)%.?%x*|()')
-    s = {ct, v, bl, #v - bl + 1, 0, hp}
-  end
-  P.t[comp] = s
-  P.order[#P.order + 1] = comp
-  return s
-end
-
 -- ownPend.read brings the tails of Scales first that P does not hold yet
--- into it, with one HMGET.
+-- into it, with one HMGET, in the order read (P.order). A tail read is
+-- matched once, for its chunk and where its entries start (a tail
+-- written before own24 may carry ".w" after p, which stays as read).
 function ownPend.read(P, first)
-  local T, miss, tf = P.t, nil, nil
+  local T, miss, tf, m = P.t, nil, nil, 0
   for j = 1, #first do
     local id = first[j]
     if not T[id] then
-      if not miss then miss, tf = {}, {} end
-      miss[#miss + 1] = id
-      tf[#tf + 1] = OFIELD .. id -- (tailField, inline)
+      if m == 0 then miss, tf = {}, {} end
+      m = m + 1
+      miss[m], tf[m] = id, OFIELD .. id -- (tailField, inline)
     end
   end
-  if not miss then return end
-  local vs = hmgetList(K.orders, tf)
-  for j = 1, #miss do ownPend.of(P, miss[j], vs[j]) end
+  if m == 0 then return end
+  local vs, order = hmgetList(K.orders, tf), P.order
+  for j = 1, m do
+    local id, v, ct, bl = miss[j], vs[j], '0', 6
+    if v then
+      ct, bl = string.match(v, '^(%x+)|%x+|%x*%.?%x*|()')
+    else
+      v = '0|0||'
+    end
+    T[id] = {ct, v, bl - 1, #v - bl + 1, 0}
+    order[#order + 1] = id
+  end
 end
 
 -- ownPend.seal seals Scale comp's tail s into its chunk with seal, its
 -- entries and the new ones, and holds the sealed chunk for flush.
 function ownPend.seal(P, comp, s)
-  local PE, ne, v = ownPend.PE, s[5], s[2]
-  local list = v and string.sub(v, s[3]) or ''
-  if ne > 0 then list = list .. table.concat(s, ',', PE + 1, PE + ne) .. ',' end
-  local nc, h, x = nil, nil, #P.sealed
-  nc, h, P.sealed[x + 1], P.sealed[x + 2] = seal(comp, s[6] .. '|' .. list, '')
-  P.t[comp] = {nc, false, 0, 0, 0, h}
-  return P.t[comp]
+  local PE, ne, x = ownPend.PE, s[5], #P.sealed
+  local more, nc, h = ne > 0 and table.concat(s, ',', PE + 1, PE + ne) .. ',' or '', nil, nil
+  nc, h, P.sealed[x + 1], P.sealed[x + 2] = seal(comp, s[2], more)
+  s = {nc, h .. '|', #h + 1, 0, 0}
+  P.t[comp] = s
+  return s
 end
 
 -- ownPend.ids is ownAppend in call P: it returns each order's chunk.
@@ -616,7 +613,7 @@ function ownPend.tok(P, first, cur, ref)
     local id = first[j]
     local s = T[id]
     -- (the tail's value: its header, as read or made, and its entries)
-    if s[4] + (s[2] and s[3] - 1 or #s[6] + 1) >= OWN then s = ownPend.seal(P, id, s) end
+    if s[3] + s[4] >= OWN then s = ownPend.seal(P, id, s) end
     local c = cur[id]
     local k = c.out - c.out0
     local e, ne = pre .. (hexSmall[k] or hexSmall.of(k)), s[5] + 1
@@ -636,13 +633,9 @@ function ownPend.flush(P)
     local comp = order[j]
     local s = T[comp]
     local v, ne = s[2], s[5]
-    -- (a tail sealed after a token of OWNK orders may have no new entry)
-    local entries = ne > 0 and table.concat(s, ',', PE + 1, PE + ne) .. ',' or ''
-    if v then
-      v = v .. entries
-    else
-      v = s[6] .. '|' .. entries
-    end
+    -- (a tail sealed after a token of OWNK orders may have no new entry;
+    -- the rest are joined to v in one concatenation)
+    if ne > 0 then v = v .. table.concat(s, ',', PE + 1, PE + ne) .. ',' end
     kv[#kv + 1] = OFIELD .. comp -- (tailField, inline)
     kv[#kv + 1] = v
   end
