@@ -383,7 +383,8 @@ local function dispatchBatch(A, o, c, cx)
     -- Scale (own.lua's ownAppendTok), its orders' records that token's
     -- chunk; a batch named by a UUID, one id per order, its records the
     -- chunk written '.' and the chunk (own.lua's ownAt). A token's orders
-    -- share their records' head (mid, by Scale).
+    -- share their records' head (mid, by Scale, which the own index makes
+    -- from pre as it finds each token's chunk).
     local pre = 'a' .. ref .. '||'
     local chunkOf, okv, mid
     -- (in a call of several batches the tails wait: own.lua's ownPend)
@@ -394,21 +395,15 @@ local function dispatchBatch(A, o, c, cx)
     -- call)
     local k = 0
     if tag and cx.own then
-      mid, okv = ownPend.tok(cx.own, first, cur, ref), cx.own.kv
+      mid, okv = ownPend.tok(cx.own, first, cur, ref, pre), cx.own.kv
     elseif cx.own then
       chunkOf, okv = ownPend.ids(cx.own, comps, first, n, A, ib), cx.own.kv
     elseif tag then
-      mid, okv = ownAppendTok(first, cur, ref)
+      mid, okv = ownAppendTok(first, cur, ref, pre)
     else
       chunkOf, okv = ownAppend(comps, first, n, A, ib)
     end
     if not cx.own then k = #okv end
-    if tag then
-      for j = 1, #first do
-        local c = first[j]
-        mid[c] = pre .. c .. '|' .. mid[c] .. '|'
-      end
-    end
     if tag then
       -- (named after its first order: the ref holds the batch, and no
       -- record of its own expires)

@@ -465,12 +465,15 @@ end
 -- them in the order first picked, cur their records, read with taken),
 -- "~ref.k" with k the orders it gave that Scale. A tail whose value is OWN
 -- bytes or more is sealed first; any other takes the token at its end, its
--- header as read (only its chunk is read from it). Returns the chunk
--- (hexadecimal) of each Scale's token, by compId, and the HSET field/value
--- list for K.orders, which the caller writes. Its work is per Scale, not
--- per order: the token joins its tail in the concatenation that makes the
--- new tail (no string of its own), after "~ref." made once a batch.
-local function ownAppendTok(first, cur, ref)
+-- header as read (only its chunk is read from it). Returns, by compId, the
+-- head of the records of the orders it gave each Scale, head .. compId ..
+-- '|' .. chunk .. '|' (dispatch.lua's: the records name their Scale and
+-- their token's chunk, hexadecimal, ownAt), and the HSET field/value list
+-- for K.orders, which the caller writes. Its work is per Scale, not per
+-- order: the token joins its tail in the concatenation that makes the new
+-- tail (no string of its own), after "~ref." made once a batch, and each
+-- Scale's record head is made here, in the loop that finds its chunk.
+local function ownAppendTok(first, cur, ref, head)
   local tf, at, kv, pre = {}, {}, {}, '~' .. ref .. '.'
   -- (tailField's OFIELD .. comp, inline: a Lua call less a Scale)
   for j = 1, #first do tf[j] = OFIELD .. first[j] end
@@ -498,7 +501,7 @@ local function ownAppendTok(first, cur, ref)
       x = x + 2
       v = h .. '|'
     end
-    at[id] = chunk
+    at[id] = head .. id .. '|' .. chunk .. '|'
     kv[x + 1], kv[x + 2] = tf[j], v
   end
   return at, kv
@@ -602,12 +605,12 @@ function ownPend.ids(P, comps, first, n, ids, io)
   return chunkOf
 end
 
--- ownPend.tok is ownAppendTok in call P: it returns the chunk of each
--- Scale's token, by compId.
-function ownPend.tok(P, first, cur, ref)
+-- ownPend.tok is ownAppendTok in call P: it returns each Scale's record
+-- head (head .. compId .. '|' .. chunk .. '|'), by compId.
+function ownPend.tok(P, first, cur, ref, head)
   ownPend.read(P, first)
-  -- (at is the call's, P.at: a Scale's chunk by compId, rewritten for the
-  -- Scales of each batch, which reads no other)
+  -- (at is the call's, P.at: a Scale's record head by compId, rewritten
+  -- for the Scales of each batch, which reads no other)
   local T, PE, at, OWNK, pre = P.t, ownPend.PE, P.at, ownPend.OWNK, '~' .. ref .. '.'
   for j = 1, #first do
     local id = first[j]
@@ -618,7 +621,7 @@ function ownPend.tok(P, first, cur, ref)
     local k = c.out - c.out0
     local e, ne = pre .. (hexSmall[k] or hexSmall.of(k)), s[5] + 1
     s[PE + ne], s[5], s[4] = e, ne, s[4] + #e + 1
-    at[id] = s[1]
+    at[id] = head .. id .. '|' .. s[1] .. '|'
     if k >= OWNK then ownPend.seal(P, id, s) end
   end
   return at
