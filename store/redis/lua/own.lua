@@ -536,14 +536,17 @@ end
 -- (ownAppendOne): the call writes the pending tails before it
 -- (dispatch.lua), as holding a tail for one order costs more than it
 -- saves. A tail there is a list (positional, which Lua fills and reads
--- cheaper than named fields): {ct, v, hl, len, ne, new entries…}: ct the
+-- cheaper than named fields): {ct, v, lim, len, ne, new entries…}: ct the
 -- tail chunk (hexadecimal), v the tail as read ("0|0||" for none; its
--- header as seal made it, "ct|cl||", once sealed in the call), hl the
--- bytes of v's header (up to and with its third '|'), len the bytes of its
--- entries and the new ones, ne the new entries, from index PE + 1: the
--- tail to write is v and the new entries, whose header P never parses
--- again (seal does, once per chunk). Every tail P holds has at least one
--- new entry, but one sealed after a token of OWNK orders (ownPend.tok).
+-- header as seal made it, "ct|cl||", once sealed in the call), len the
+-- bytes of v and the new entries (each with its ','), ne the new entries,
+-- from index PE + 1, and lim the len at which the tail's entries reach OWN
+-- bytes (OWN and the bytes of v's header, up to and with its third '|'),
+-- which only a batch of ids needs (ownAppend's rule): false until one
+-- does (ownPend.read). The tail to write is v and the new entries: P
+-- reads a tail's header once at most (a token needs only its chunk, seal
+-- parses it once per chunk). Every tail P holds has at least one new
+-- entry, but one sealed after a token of OWNK orders (ownPend.tok).
 -- (ownPend is declared above, with OWNK.)
 
 -- ownPend.new returns the pending tails of a call: by compId, and in the
@@ -552,29 +555,38 @@ end
 function ownPend.new() return {t = {}, order = {}, sealed = {}, kv = {}, at = {}} end
 
 -- ownPend.read brings the tails of Scales first that P does not hold yet
--- into it, with one HMGET, in the order read (P.order). A tail read is
--- matched once, for its chunk and where its entries start (a tail
--- written before own24 may carry ".w" after p, which stays as read).
-function ownPend.read(P, first)
+-- into it, with one HMGET, in the order read (P.order): a tail read is
+-- matched for its chunk alone, and with ids (a batch of ids) for where its
+-- entries start too (lim), once, also in a tail read earlier in the call
+-- (a tail written before own24 may carry ".w" after p, which stays as
+-- read).
+function ownPend.read(P, first, ids)
   local T, miss, tf, m = P.t, nil, nil, 0
   for j = 1, #first do
     local id = first[j]
-    if not T[id] then
+    local s = T[id]
+    if not s then
       if m == 0 then miss, tf = {}, {} end
       m = m + 1
       miss[m], tf[m] = id, OFIELD .. id -- (tailField, inline)
+    elseif ids and not s[3] then
+      s[3] = OWN + string.match(s[2], '^%x+|%x+|%x*%.?%x*|()') - 1
     end
   end
   if m == 0 then return end
   local vs, order = hmgetList(K.orders, tf), P.order
   for j = 1, m do
-    local id, v, ct, bl = miss[j], vs[j], '0', 6
-    if v then
-      ct, bl = string.match(v, '^(%x+)|%x+|%x*%.?%x*|()')
-    else
+    local id, v, ct, lim = miss[j], vs[j], '0', OWN + 5
+    if not v then
       v = '0|0||'
+    elseif ids then
+      local bl
+      ct, bl = string.match(v, '^(%x+)|%x+|%x*%.?%x*|()')
+      lim = OWN + bl - 1
+    else
+      ct, lim = string.match(v, '^%x+'), false
     end
-    T[id] = {ct, v, bl - 1, #v - bl + 1, 0}
+    T[id] = {ct, v, lim, #v, 0}
     order[#order + 1] = id
   end
 end
@@ -585,19 +597,19 @@ function ownPend.seal(P, comp, s)
   local PE, ne, x = ownPend.PE, s[5], #P.sealed
   local more, nc, h = ne > 0 and table.concat(s, ',', PE + 1, PE + ne) .. ',' or '', nil, nil
   nc, h, P.sealed[x + 1], P.sealed[x + 2] = seal(comp, s[2], more)
-  s = {nc, h .. '|', #h + 1, 0, 0}
+  s = {nc, h .. '|', OWN + #h + 1, #h + 1, 0}
   P.t[comp] = s
   return s
 end
 
 -- ownPend.ids is ownAppend in call P: it returns each order's chunk.
 function ownPend.ids(P, comps, first, n, ids, io)
-  ownPend.read(P, first)
+  ownPend.read(P, first, true)
   local T, PE, chunkOf = P.t, ownPend.PE, newList(n)
   for i = 1, n do
     local comp = comps[i]
     local s = T[comp]
-    if s[4] >= OWN then s = ownPend.seal(P, comp, s) end
+    if s[4] >= s[3] then s = ownPend.seal(P, comp, s) end
     local oid, ne = ids[io + i], s[5] + 1
     s[PE + ne], s[5], s[4] = oid, ne, s[4] + #oid + 1
     chunkOf[i] = s[1]
@@ -616,7 +628,7 @@ function ownPend.tok(P, first, cur, ref, head)
     local id = first[j]
     local s = T[id]
     -- (the tail's value: its header, as read or made, and its entries)
-    if s[3] + s[4] >= OWN then s = ownPend.seal(P, id, s) end
+    if s[4] >= OWN then s = ownPend.seal(P, id, s) end
     local c = cur[id]
     local k = c.out - c.out0
     local e, ne = pre .. (hexSmall[k] or hexSmall.of(k)), s[5] + 1
