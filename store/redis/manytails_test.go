@@ -32,9 +32,7 @@ import (
 // fills, and completions between calls, which read and cut the tails.
 func TestManyCallSharesTails(t *testing.T) {
 	ctx := context.Background()
-	ca, cb := newClient(t, redistest.Start(t)), newClient(t, redistest.Start(t))
-	many := redis.New(ca, redis.Options{Retention: time.Hour})
-	each := redis.New(cb, redis.Options{Retention: time.Hour})
+	ca, cb, many, each := manyAndEach(t)
 	stores := []*redis.Store{many, each}
 	rng := rand.New(rand.NewPCG(23, 1))
 	now := time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
@@ -209,6 +207,14 @@ func TestManyCallSharesTails(t *testing.T) {
 	if !strings.Contains(journal, "C|u|l|") || !strings.Contains(journal, "C|l|u|") {
 		t.Errorf("journal %q: C should have lapsed and come back", journal)
 	}
+}
+
+// manyAndEach starts two Redis servers with a Store of an hour's
+// retention on each: many, to be given several batches a DispatchMany
+// call, and each, to be given the same batches one Dispatch call each.
+func manyAndEach(t *testing.T) (ca, cb goredis.UniversalClient, many, each *redis.Store) {
+	ca, cb = newClient(t, redistest.Start(t)), newClient(t, redistest.Start(t))
+	return ca, cb, redis.New(ca, redis.Options{Retention: time.Hour}), redis.New(cb, redis.Options{Retention: time.Hour})
 }
 
 // sealedChunks returns the own index's sealed chunks' fields.
