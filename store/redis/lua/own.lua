@@ -554,12 +554,19 @@ end
 -- the call writes, from 1 (dispatch.lua), and at (ownPend.tok).
 function ownPend.new() return {t = {}, order = {}, sealed = {}, kv = {}, at = {}} end
 
+-- ownPend.lim reads tail v's chunk and its lim: OWN and the bytes of its
+-- header, up to and with its third '|' (a tail written before own24 may
+-- carry ".w" after p).
+function ownPend.lim(v)
+  local ct, bl = string.match(v, '^(%x+)|%x+|%x*%.?%x*|()')
+  return ct, OWN + bl - 1
+end
+
 -- ownPend.read brings the tails of Scales first that P does not hold yet
 -- into it, with one HMGET, in the order read (P.order): a tail read is
--- matched for its chunk alone, and with ids (a batch of ids) for where its
--- entries start too (lim), once, also in a tail read earlier in the call
--- (a tail written before own24 may carry ".w" after p, which stays as
--- read).
+-- matched for its chunk alone, and with ids (a batch of ids) for its lim
+-- too (ownPend.lim), once, also in a tail read earlier in the call by a
+-- batch of tokens. A tail keeps its header as read.
 function ownPend.read(P, first, ids)
   local T, miss, tf, m = P.t, nil, nil, 0
   for j = 1, #first do
@@ -570,7 +577,8 @@ function ownPend.read(P, first, ids)
       m = m + 1
       miss[m], tf[m] = id, OFIELD .. id -- (tailField, inline)
     elseif ids and not s[3] then
-      s[3] = OWN + string.match(s[2], '^%x+|%x+|%x*%.?%x*|()') - 1
+      local _
+      _, s[3] = ownPend.lim(s[2])
     end
   end
   if m == 0 then return end
@@ -580,9 +588,7 @@ function ownPend.read(P, first, ids)
     if not v then
       v = '0|0||'
     elseif ids then
-      local bl
-      ct, bl = string.match(v, '^(%x+)|%x+|%x*%.?%x*|()')
-      lim = OWN + bl - 1
+      ct, lim = ownPend.lim(v)
     else
       ct, lim = string.match(v, '^%x+'), false
     end
