@@ -584,9 +584,11 @@ function ownPend.read(P, first, ids)
   if m == 0 then return end
   local vs, order = hmgetList(K.orders, tf), P.order
   for j = 1, m do
-    local id, v, ct, lim = miss[j], vs[j], '0', OWN + 5
+    local id, v, ct, lim = miss[j], vs[j], '0', nil
     if not v then
+      -- (no tail yet: v is a first chunk's header alone)
       v = '0|0||'
+      lim = OWN + #v
     elseif ids then
       ct, lim = ownPend.lim(v)
     else
