@@ -55,14 +55,11 @@ func TestManyCallTailsAtTheEdge(t *testing.T) {
 		}
 		return req
 	}
-	// tail returns the bytes of the tail's value and of its entries.
+	// tail returns the bytes of the tail's value and of its entries
+	// ("ct|cl|p|e,e,…,", as checkOwnIndex reads it).
 	tail := func() (int, int) {
 		v := ownFields(t, cb, "p")["A"]
-		h := 0
-		for range 3 {
-			h += strings.IndexByte(v[h:], '|') + 1
-		}
-		return len(v), len(v) - h
+		return len(v), len(strings.SplitN(v, "|", 4)[3])
 	}
 	// filler returns ids of at least 2 orders whose entries ("id,") take
 	// need bytes, or nil when need is too small for two.
